@@ -1,0 +1,111 @@
+"""`fakegang train` and `fakegang eval`: the agent's command-line entry points."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from fakegang_env.tasks import TASK_NAMES
+
+
+def parse_seed_range(text: str) -> list[int]:
+    """`A-B` (inclusive) or a single seed `N`."""
+    try:
+        if "-" in text:
+            lo, hi = (int(v) for v in text.split("-", 1))
+        else:
+            lo = hi = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must look like A-B or N, got {text!r}") from None
+    if lo < 0 or hi < lo:
+        raise argparse.ArgumentTypeError(f"need 0 <= A <= B, got {text!r}")
+    return list(range(lo, hi + 1))
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--env-url",
+        default=None,
+        help="environment server URL (default: start an embedded one on 127.0.0.1)",
+    )
+    p.add_argument(
+        "--task",
+        choices=TASK_NAMES,
+        default=None,
+        help="fix the task (default: curriculum easy→medium→hard)",
+    )
+    p.add_argument("--episodes", type=int, default=50, help="episodes to play (default: 50)")
+    p.add_argument("--temperature", type=float, default=0.4, help="LLM temperature (default: 0.4)")
+    p.add_argument("--verbose", action="store_true", help="print every action of each episode")
+    p.add_argument("--log-dir", default="runs", help="directory for metrics.jsonl (default: runs/)")
+    p.add_argument(
+        "--model", default="local", help="local (default) | fake | bedrock | provider:model"
+    )
+    p.add_argument(
+        "--db", default="checkpoints/fakegang.sqlite", help="SQLite file for checkpoints and memory"
+    )
+    p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
+    p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from fakegang.graph.runner import TrainOptions, train
+
+    if args.episodes < 1:
+        print("error: --episodes must be at least 1", file=sys.stderr)
+        return 2
+    if args.seed_offset < 0:
+        print("error: --seed-offset must be >= 0", file=sys.stderr)
+        return 2
+    opts = TrainOptions(
+        env_url=args.env_url,
+        task=args.task,
+        episodes=args.episodes,
+        temperature=args.temperature,
+        verbose=args.verbose,
+        log_dir=args.log_dir,
+        model=args.model,
+        db=args.db,
+        seed_offset=args.seed_offset,
+        llm_timeout_s=args.llm_timeout,
+    )
+    try:
+        train(opts)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from fakegang.graph.runner import evaluate
+
+    summary = evaluate(
+        task=args.task, seeds=args.seeds, model=args.model, db=args.db, env_url=args.env_url
+    )
+    if args.json:
+        print(json.dumps({k: v for k, v in summary.items() if k != "results"}))
+    else:
+        for r in summary["results"]:
+            print(f"  seed {r['seed']:3d}: {r['final_message']}  (grader {r['grader_score']:.3f})")
+        print(
+            f"{summary['task']}: {summary['episodes']} episodes, win rate "
+            f"{summary['win_rate']:.0%}, mean grader {summary['mean_grader']:.3f}, mean steps "
+            f"{summary['mean_steps']:.1f}, LLM calls {summary['llm_calls']} ({summary['model']})"
+        )
+    return 0
+
+
+def add_agent_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train the agent (the seed's train.py)")
+    add_train_arguments(p)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("eval", help="play seeds with the current memory, read-only")
+    p.add_argument("--task", choices=TASK_NAMES, required=True)
+    p.add_argument("--seeds", type=parse_seed_range, required=True, help="A-B inclusive")
+    p.add_argument("--model", default="local")
+    p.add_argument("--db", default="checkpoints/fakegang.sqlite")
+    p.add_argument("--env-url", default=None)
+    p.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p.set_defaults(func=cmd_eval)

@@ -1,0 +1,25 @@
+"""fakegang_env: an OpenEnv environment in which an investigator uncovers a ring of fake accounts.
+
+The OpenEnv classes are exported lazily: importing `openenv.core` takes seconds (gradio), and code
+that only needs the task catalogue or the wire schema should not pay for it.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_LAZY = {
+    "FakeGangAction": "fakegang_env.models",
+    "FakeGangObservation": "fakegang_env.models",
+    "FakeGangState": "fakegang_env.models",
+    "FakeGangEnv": "fakegang_env.client",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'fakegang_env' has no attribute {name!r}")

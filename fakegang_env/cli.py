@@ -1,0 +1,229 @@
+"""`fakegang env ...`: serve the environment, dump one episode's network, run a built-in policy.
+
+    fakegang env serve [--host 127.0.0.1] [--port 8000]
+    fakegang env generate --task TASK --seed N
+    fakegang env baseline --policy random|naive|oracle --task TASK --seeds A-B [--json]
+
+The coordinator's dispatcher (`fakegang/cli.py`) calls `add_env_commands(subparsers)` and then
+`args.func(args)`, which returns the exit code. `python -m fakegang_env.cli ...` runs the same
+commands standalone (with or without the leading `env`). Only `serve` imports OpenEnv (a
+several-second import); `generate` and `baseline` run on the pure engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from fakegang_env.tasks import TASK_NAMES, get_task
+
+POLICY_NAMES = ("random", "naive", "oracle")  # checked against fakegang_env.policies in tests
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+# ---------------------------------------------------------------------------- argument types
+def _task(text: str) -> str:
+    try:
+        return get_task(text).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {value}")
+    return value
+
+
+def _seed_range(text: str) -> range:
+    """`A-B` (inclusive) or a single seed `N`."""
+    first, sep, last = text.partition("-")
+    try:
+        lo = int(first)
+        hi = int(last) if sep else lo
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"seeds must look like A-B with integers 0 <= A <= B (e.g. 0-49), got {text!r}"
+        ) from None
+    if lo < 0 or hi < lo:
+        raise argparse.ArgumentTypeError(
+            f"seeds must look like A-B with integers 0 <= A <= B (e.g. 0-49), got {text!r}"
+        )
+    return range(lo, hi + 1)
+
+
+def _positive(kind: type):
+    def convert(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+
+    return convert
+
+
+def _port(text: str) -> int:
+    value = _positive(int)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1-65535, got {text}")
+    return value
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of `fakegang env serve`, shared with `python -m fakegang_env.server.app`."""
+    parser.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (default 8000)")
+    parser.add_argument(
+        "--max-episodes",
+        type=_positive(int),
+        default=None,
+        help="cap on episodes held for HTTP clients (default 256, or $FAKEGANG_MAX_EPISODES)",
+    )
+    parser.add_argument(
+        "--episode-ttl",
+        type=_positive(float),
+        default=None,
+        help="seconds before an idle HTTP episode expires (default 1800, or "
+        "$FAKEGANG_EPISODE_TTL_S)",
+    )
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+
+
+# ---------------------------------------------------------------------------- commands
+def cmd_serve(args: argparse.Namespace) -> int:
+    from fakegang_env.server.app import serve  # imports OpenEnv: only here
+
+    return serve(args)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from fakegang_env.server.generator import generate_network, network_to_dict
+
+    print(json.dumps(network_to_dict(generate_network(args.task, args.seed))))
+    return 0
+
+
+def run_baseline(policy: str, task: str, seeds: Sequence[int]) -> dict[str, Any]:
+    """Play `policy` on every seed in-process; the per-episode rows and their summary."""
+    from fakegang_env.policies import run_policy
+
+    rows = [run_policy(policy, task, seed) for seed in seeds]
+    n = len(rows)
+    return {
+        "task": task,
+        "policy": policy,
+        "seeds": f"{seeds[0]}-{seeds[-1]}",
+        "episodes": n,
+        "win_rate": sum(1 for r in rows if r["won"]) / n,
+        "mean_grader": sum(r["grader_score"] for r in rows) / n,
+        "mean_steps": sum(r["steps_used"] for r in rows) / n,
+        "mean_reward": sum(r["reward"] for r in rows) / n,
+        "rows": rows,
+    }
+
+
+def _table(result: dict[str, Any]) -> str:
+    head = (
+        f"{'seed':>6} {'won':>4} {'grader':>7} {'steps':>5} {'reward':>8} {'tp':>3} {'fp':>3} "
+        f"{'fn':>3} {'recall':>6} {'prec':>5}"
+    )
+    lines = [
+        f"policy={result['policy']} task={result['task']} seeds={result['seeds']}",
+        head,
+        "-" * len(head),
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"{r['seed']:>6} {'yes' if r['won'] else 'no':>4} {r['grader_score']:>7.3f} "
+            f"{r['steps_used']:>5} {r['reward']:>8.2f} {r['tp']:>3} {r['fp']:>3} {r['fn']:>3} "
+            f"{r['recall']:>6.2f} {r['precision']:>5.2f}"
+        )
+    lines.append("-" * len(head))
+    lines.append(
+        f"episodes={result['episodes']} win_rate={result['win_rate']:.2f} "
+        f"mean_grader={result['mean_grader']:.3f} mean_steps={result['mean_steps']:.1f} "
+        f"mean_reward={result['mean_reward']:.2f}"
+    )
+    return "\n".join(lines)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    result = run_baseline(args.policy, args.task, list(args.seeds))
+    if args.json:
+        print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
+    else:
+        print(_table(result))
+    return 0
+
+
+# ---------------------------------------------------------------------------- wiring
+def add_env_commands(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `env` and its subcommands on the dispatcher's subparsers; returns the parser."""
+    env = subparsers.add_parser(
+        "env",
+        help="serve or exercise the fakegang OpenEnv environment",
+        description="Serve the environment, dump one episode's network, run a built-in policy.",
+    )
+    fill_env_parser(env)
+    return env
+
+
+def fill_env_parser(env: argparse.ArgumentParser) -> None:
+    sub = env.add_subparsers(dest="env_command", metavar="{serve,generate,baseline}")
+    sub.required = True
+
+    serve = sub.add_parser("serve", help="serve over HTTP and /ws (binds 127.0.0.1 by default)")
+    add_serve_arguments(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    gen = sub.add_parser(
+        "generate", help="print one episode's network, hidden truth included, as one JSON object"
+    )
+    gen.add_argument("--task", type=_task, required=True, help=" | ".join(TASK_NAMES))
+    gen.add_argument("--seed", type=_seed, required=True, help="integer >= 0")
+    gen.set_defaults(func=cmd_generate)
+
+    base = sub.add_parser("baseline", help="run a built-in policy over a seed range in-process")
+    base.add_argument("--policy", choices=POLICY_NAMES, required=True)
+    base.add_argument("--task", type=_task, required=True, help=" | ".join(TASK_NAMES))
+    base.add_argument(
+        "--seeds",
+        type=_seed_range,
+        required=True,
+        help="inclusive range A-B, e.g. 0-49 (or one seed N)",
+    )
+    base.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (task, policy, episodes, win_rate, "
+        "mean_grader, mean_steps, ...) instead of a table",
+    )
+    base.set_defaults(func=cmd_baseline)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Standalone entry: `python -m fakegang_env.cli [env] {serve,generate,baseline} ...`."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["env"]:
+        args_in = args_in[1:]
+    parser = argparse.ArgumentParser(prog="fakegang env", description=__doc__.splitlines()[0])
+    fill_env_parser(parser)
+    args = parser.parse_args(args_in)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

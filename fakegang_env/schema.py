@@ -1,0 +1,117 @@
+"""Wire shapes of actions, profiles and observations, as plain pydantic models.
+
+`models.py` combines these fields with OpenEnv's base classes for the server and the OpenEnv
+client. They live here, free of any OpenEnv import, because importing `openenv.core` costs
+several seconds (it pulls in gradio) and the agent and the CLI should not pay that.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ACCOUNT_ID_MAX_LEN = 64
+
+
+class ActionType(StrEnum):
+    INSPECT = "inspect"
+    INVESTIGATE_NETWORK = "investigate_network"
+    FLAG = "flag"
+    UNFLAG = "unflag"
+    SUBMIT = "submit"
+
+
+#: Budget steps consumed by each action type.
+STEP_COST: dict[ActionType, int] = {
+    ActionType.INSPECT: 1,
+    ActionType.INVESTIGATE_NETWORK: 2,
+    ActionType.FLAG: 0,
+    ActionType.UNFLAG: 0,
+    ActionType.SUBMIT: 0,
+}
+
+#: Reward of each action type (the terminal reward of SUBMIT is added separately).
+STEP_REWARD: dict[ActionType, float] = {
+    ActionType.INSPECT: -0.01,
+    ActionType.INVESTIGATE_NETWORK: -0.02,
+    ActionType.FLAG: 0.0,
+    ActionType.UNFLAG: 0.0,
+    ActionType.SUBMIT: 0.0,
+}
+
+
+class ActionFields(BaseModel):
+    """What an investigator sends: an action type and, except for SUBMIT, an account id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action_type: ActionType = Field(
+        description="inspect | investigate_network | flag | unflag | submit"
+    )
+    account_id: str | None = Field(
+        default=None,
+        max_length=ACCOUNT_ID_MAX_LEN,
+        description="Target account (required for every action except submit)",
+    )
+
+
+class AccountProfile(BaseModel):
+    """Raw signals of one account as seen when it was last INSPECTed (a snapshot)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    account_id: str
+    follower_count: int
+    following_count: int
+    post_count: int
+    avg_post_hour: float
+    account_age_days: int
+    photo_reuse_score: float
+    bio_template_score: float
+    comment_repeat_score: float
+    ip_cluster_id: str
+    shared_ip_count: int
+    name_change_count: int
+    mutual_follow_rate: float
+    visible_follows: list[str]
+    inspected_at_step: int = Field(description="step_count when this snapshot was taken")
+
+
+class ObservationFields(BaseModel):
+    """Everything an investigator sees after an action (OpenEnv adds `done` and `reward`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str | None = None
+    task: str = ""
+    seed: int | None = None
+    message: str = ""
+    last_action_error: str | None = None
+    episode_return: float = 0.0
+    max_steps: int = 0
+    steps_remaining: int = 0
+    step_count: int = 0
+    action_count: int = 0
+    visible_account_ids: list[str] = Field(default_factory=list)
+    inspected_ids: list[str] = Field(default_factory=list)
+    investigated_ids: list[str] = Field(default_factory=list)
+    flagged_ids: list[str] = Field(default_factory=list)
+    suspect_ids: list[str] = Field(default_factory=list)
+    visible_accounts: list[AccountProfile] = Field(default_factory=list)
+    graph_edges: dict[str, list[str]] = Field(default_factory=dict)
+    evasion_triggered: bool = False
+    evasion_count: int = 0
+    grader_score: float | None = None
+    tp: int | None = None
+    fp: int | None = None
+    fn: int | None = None
+    recall: float | None = None
+    precision: float | None = None
+
+
+class PlainObservation(ObservationFields):
+    """Observation for code that must not import OpenEnv (the agent, the CLI, policies)."""
+
+    done: bool = False
+    reward: float | None = None

@@ -1,0 +1,55 @@
+"""Run-time settings of the episode graph, read by the nodes through `runtime.context`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings of one episode run (shown as a form in LangGraph Studio).
+
+    Any field can be overridden by an environment variable FAKEGANG_<FIELD> (upper case), which is
+    how `langgraph dev` and the CLI hand the same settings to the graph.
+    """
+
+    env_url: str = field(
+        default="http://127.0.0.1:8000",
+        metadata={"description": "Base URL of the fakegang environment server."},
+    )
+    db_path: str = field(
+        default="checkpoints/fakegang.sqlite",
+        metadata={"description": "SQLite file holding checkpoints and the agent's memory."},
+    )
+    model: str = field(
+        default="fake",
+        metadata={"description": "Chat model: local | fake | bedrock | provider:model."},
+    )
+    temperature: float = field(default=0.4, metadata={"description": "LLM temperature."})
+    model_seed: int = field(default=0, metadata={"description": "Seed for sampling models."})
+    llm_timeout_s: float = field(default=30.0, metadata={"description": "Per-call LLM timeout."})
+    llm_retries: int = field(default=2, metadata={"description": "Retries on throttling/5xx."})
+    k_reflections: int = field(default=4, metadata={"description": "Lessons put in prompts."})
+    learn: bool = field(
+        default=True,
+        metadata={"description": "False for evaluation: memory is read, never written."},
+    )
+    bedrock_model_id: str = field(
+        default="qwen.qwen3-32b-v1:0", metadata={"description": "Bedrock model id."}
+    )
+    bedrock_region: str | None = field(default=None, metadata={"description": "AWS region."})
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            env_value = os.environ.get(f"FAKEGANG_{f.name.upper()}")
+            if env_value is None or getattr(self, f.name) != f.default:
+                continue
+            if f.type in ("float", float):
+                setattr(self, f.name, float(env_value))
+            elif f.type in ("int", int):
+                setattr(self, f.name, int(env_value))
+            elif f.type in ("bool", bool):
+                setattr(self, f.name, env_value.lower() in ("1", "true", "yes"))
+            else:
+                setattr(self, f.name, env_value)

@@ -1,0 +1,72 @@
+"""Wiring of the episode graph (one thread per episode).
+
+`graph` is compiled without a checkpointer, for LangGraph Studio (which injects its own, see
+langgraph.json); `compile_with_sqlite(path)` is what the CLI and the Python API use.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from fakegang.graph.context import Context
+from fakegang.graph.nodes import (
+    arbitrate,
+    llm_decide,
+    observe,
+    reflect,
+    route_after_step,
+    rule_check,
+    step_env,
+)
+from fakegang.graph.state import EpisodeInput, EpisodeState
+
+NODES_PER_ACTION = 5
+
+builder = StateGraph(EpisodeState, input_schema=EpisodeInput, context_schema=Context)
+builder.add_node("observe", observe)
+builder.add_node("rule_check", rule_check)
+builder.add_node("llm_decide", llm_decide)
+builder.add_node("arbitrate", arbitrate)
+builder.add_node("step_env", step_env)
+builder.add_node("reflect", reflect)
+builder.add_edge(START, "observe")
+builder.add_edge("observe", "rule_check")
+builder.add_edge("rule_check", "llm_decide")
+builder.add_edge("llm_decide", "arbitrate")
+builder.add_edge("arbitrate", "step_env")
+builder.add_conditional_edges("step_env", route_after_step, ["observe", "reflect"])
+builder.add_edge("reflect", END)
+
+graph = builder.compile(name="fakegang_episode")
+
+
+def recursion_limit(max_steps: int, actions_per_step: int = 3) -> int:
+    """Supersteps an episode may take: every action runs five nodes, plus start and reflect."""
+    return max_steps * actions_per_step * NODES_PER_ACTION + 10
+
+
+def sqlite_checkpointer(db_path: str | Path) -> SqliteSaver:
+    Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(db_path), check_same_thread=False, timeout=30)
+    return SqliteSaver(conn)
+
+
+def compile_with_sqlite(db_path: str | Path = "checkpoints/fakegang.sqlite") -> CompiledStateGraph:
+    """The episode graph with LangGraph's SQLite checkpointer on `db_path`.
+
+    Invoke it with a UUID thread id per episode, `durability="sync"`, a `Context` and the
+    recursion limit of the task, e.g.::
+
+        app = compile_with_sqlite("checkpoints/fakegang.sqlite")
+        cfg = {"configurable": {"thread_id": str(uuid.uuid4())},
+               "recursion_limit": recursion_limit(30)}
+        app.invoke({"task": "easy", "seed": 0}, cfg, context=Context(env_url=url),
+                   durability="sync")
+        app.get_state(cfg).values["result"]
+    """
+    return builder.compile(checkpointer=sqlite_checkpointer(db_path), name="fakegang_episode")

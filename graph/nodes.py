@@ -1,0 +1,404 @@
+"""The six nodes of the episode graph.
+
+observe → rule_check → llm_decide → arbitrate → step_env → (observe | reflect).
+
+Every node may run twice: LangGraph re-runs a node that was interrupted by a crash from its first
+line. Side effects are therefore idempotent: the environment step carries its action index (the
+server answers a repeat instead of applying it), and memory writes are upserts keyed by thread id
+and step index.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from fakegang.graph import resources
+from fakegang.graph.context import Context
+from fakegang.graph.state import EpisodeState
+from fakegang.tools import llm as llm_calls
+from fakegang.tools import prompting
+from fakegang.tools.actions import log_form, parse_action
+from fakegang.tools.alpha import ALPHA_FLOOR, arbitrate_mode, compute_alpha
+from fakegang.tools.memory import Trajectory, utc_now
+from fakegang.tools.rules import propose, score_observation
+from fakegang_env.tasks import get_task
+
+#: Free actions (flag/unflag) cost no budget, so cap the actions of an episode to stop a
+#: flag/unflag loop; past the cap the agent submits.
+ACTIONS_PER_STEP_BUDGET = 3
+VIEW_TOP = 5
+
+
+def thread_id_of(config: RunnableConfig) -> str:
+    return str(config["configurable"]["thread_id"])
+
+
+def _scores_cache_key(thread_id: str, action_count: int) -> tuple[str, int]:
+    return (thread_id, action_count)
+
+
+_SCORES: dict[tuple[str, int], tuple[dict[str, float], dict[str, float]]] = {}
+
+
+def _scores(state: EpisodeState, ctx: Context, thread_id: str):
+    key = _scores_cache_key(thread_id, state["action_count"])
+    if key not in _SCORES:
+        obs = resources.load_observation(ctx, thread_id, state["action_count"])
+        _SCORES[key] = score_observation(obs, state["starting_ids"])
+        if len(_SCORES) > 64:
+            _SCORES.pop(next(iter(_SCORES)))
+    return _SCORES[key]
+
+
+# ---------------------------------------------------------------------------------------- observe
+def observe(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+    """Start the episode on first entry; then index the latest observation into evidence."""
+    ctx = runtime.context
+    thread_id = thread_id_of(config)
+    update: dict[str, Any] = {}
+    if not state.get("env_episode_id"):
+        update = _start_episode(state, ctx, thread_id)
+        state = {**state, **update}  # type: ignore[assignment]
+    obs = resources.load_observation(ctx, thread_id, state["action_count"])
+    likelihood, frontier = _scores(state, ctx, thread_id)
+    top_inspected = sorted(likelihood.items(), key=lambda kv: -kv[1])[:VIEW_TOP]
+    top_frontier = sorted(frontier.items(), key=lambda kv: -kv[1])[:VIEW_TOP]
+    update["view"] = {
+        "step_count": obs.step_count,
+        "steps_remaining": obs.steps_remaining,
+        "visible": len(obs.visible_account_ids),
+        "inspected": len(obs.inspected_ids),
+        "flagged": len(obs.flagged_ids),
+        "suspects": len(obs.suspect_ids),
+        "evasion_count": obs.evasion_count,
+        "top_inspected": [[a, round(p, 3)] for a, p in top_inspected],
+        "top_frontier": [[a, round(q, 3)] for a, q in top_frontier],
+    }
+    return update
+
+
+def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
+    """Reset the environment (episode id = thread id, so a re-run resets the same episode)."""
+    task = get_task(state["task"])
+    memory = resources.memory(ctx)
+    obs = resources.env_client(ctx).reset(state["task"], state["seed"], episode_id=thread_id)
+    resources.store_observation(ctx, thread_id, obs)
+    alpha = memory.alpha(task.name)
+    lessons = memory.reflections(task.name, n=ctx.k_reflections)
+    best = memory.best_trajectory(task.name)
+    memory.upsert_episode(
+        {
+            "thread_id": thread_id,
+            "run_id": state.get("run_id", ""),
+            "episode": state.get("episode", 0),
+            "task": task.name,
+            "seed": state["seed"],
+            "status": "running",
+            "started_at": utc_now(),
+        }
+    )
+    return {
+        "thread_id": thread_id,
+        "env_episode_id": obs.episode_id or thread_id,
+        "starting_ids": list(obs.visible_account_ids),
+        "max_steps": task.max_steps,
+        "max_actions": task.max_steps * ACTIONS_PER_STEP_BUDGET,
+        "alpha": alpha if alpha is not None else ALPHA_FLOOR,
+        "lesson_ids": [r.id for r in lessons],
+        "few_shot_thread": best.thread_id if best else None,
+        "action_count": obs.action_count,
+        "step_count": obs.step_count,
+        "steps_remaining": obs.steps_remaining,
+        "done": obs.done,
+        "tally": {
+            "agree": 0,
+            "rule_override": 0,
+            "llm": 0,
+            "llm_calls": 0,
+            "llm_tokens": 0,
+            "llm_errors": 0,
+        },
+    }
+
+
+# ------------------------------------------------------------------------------------- rule_check
+def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+    """The deterministic rule engine's proposal with a calibrated confidence."""
+    ctx = runtime.context
+    thread_id = thread_id_of(config)
+    obs = resources.load_observation(ctx, thread_id, state["action_count"])
+    proposal = propose(obs, state["starting_ids"], _scores(state, ctx, thread_id))
+    return {
+        "rule": {
+            "action": proposal.action,
+            "confidence": proposal.confidence,
+            "reason": proposal.reason,
+        },
+        "choices": proposal.choices,
+    }
+
+
+# ------------------------------------------------------------------------------------- llm_decide
+def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+    """Ask the chat model only when the rule is unsure (confidence below α)."""
+    ctx = runtime.context
+    rule = state["rule"]
+    alpha = state["alpha"]
+    if rule["confidence"] >= alpha:
+        return {
+            "llm": {
+                "status": "skipped",
+                "reason": f"rule confidence {rule['confidence']:.2f} ≥ α {alpha:.2f}",
+            }
+        }
+    thread_id = thread_id_of(config)
+    memory = resources.memory(ctx)
+    obs = resources.load_observation(ctx, thread_id, state["action_count"])
+    likelihood, frontier = _scores(state, ctx, thread_id)
+    lessons = memory.reflections_by_id(state.get("lesson_ids", []))
+    best = memory.best_trajectory(state["task"])
+    few_shot = best if best and best.thread_id == state.get("few_shot_thread") else None
+    case = prompting.render_case(obs, likelihood, frontier)
+    system, user = prompting.decision_messages(lessons, few_shot, case, state["choices"])
+    try:
+        model = resources.chat_model(ctx)
+    except Exception as exc:  # a model that cannot be built must not end the episode
+        return {"llm": {"status": "error", "error": f"model unavailable: {exc}"[:300]}}
+    result = llm_calls.decide(
+        model,
+        system=system,
+        user=user,
+        choices=state["choices"],
+        settings=resources.model_settings(ctx),
+    )
+    return {
+        "llm": {
+            "status": "ok" if result.ok else "error",
+            "action": result.value if result.ok else None,
+            "reason": result.reason[:200],
+            "error": result.error,
+            "latency_s": round(result.latency_s, 3),
+            "tokens": result.tokens_in + result.tokens_out,
+        }
+    }
+
+
+# -------------------------------------------------------------------------------------- arbitrate
+def arbitrate(state: EpisodeState) -> dict:
+    """Pick the action: `agree`, `rule_override` (rule confident or LLM unusable) or `llm`."""
+    rule = state["rule"]
+    llm = state.get("llm", {})
+    llm_action = llm.get("action") if llm.get("status") == "ok" else None
+    if llm_action is not None and llm_action not in state["choices"]:
+        llm_action = None  # never act on something outside the legal menu
+    mode = arbitrate_mode(rule["action"], rule["confidence"], llm_action, state["alpha"])
+    action = llm_action if mode == "llm" else rule["action"]
+    if state["action_count"] >= state["max_actions"]:
+        action, mode = "submit", "rule_override"
+    tally = dict(state["tally"])
+    tally[mode] += 1
+    if llm.get("status") in ("ok", "error"):
+        tally["llm_calls"] += 1
+        tally["llm_tokens"] += int(llm.get("tokens") or 0)
+    if llm.get("status") == "error":
+        tally["llm_errors"] += 1
+    return {
+        "decision": {"index": state["action_count"], "action": action, "mode": mode},
+        "tally": tally,
+    }
+
+
+# --------------------------------------------------------------------------------------- step_env
+def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+    """Send the pending action with its index; a re-run after a crash gets the stored answer."""
+    ctx = runtime.context
+    thread_id = thread_id_of(config)
+    decision = state["decision"]
+    action_type, account_id = parse_action(decision["action"])
+    obs = resources.env_client(ctx).step(
+        state["env_episode_id"], action_type, account_id, decision["index"]
+    )
+    resources.store_observation(ctx, thread_id, obs)
+    rule, llm = state["rule"], state.get("llm", {})
+    resources.memory(ctx).upsert_step(
+        {
+            "thread_id": thread_id,
+            "idx": decision["index"],
+            "action": decision["action"],
+            "mode": decision["mode"],
+            "rule_action": rule["action"],
+            "rule_confidence": rule["confidence"],
+            "rule_reason": rule["reason"],
+            "llm_status": llm.get("status", "skipped"),
+            "llm_action": llm.get("action"),
+            "llm_reason": llm.get("reason"),
+            "llm_error": llm.get("error"),
+            "llm_latency_s": llm.get("latency_s"),
+            "llm_tokens": llm.get("tokens"),
+            "alpha": state["alpha"],
+            "reward": obs.reward,
+            "message": obs.message,
+            "steps_remaining": obs.steps_remaining,
+        }
+    )
+    return {
+        "action_count": obs.action_count,
+        "step_count": obs.step_count,
+        "steps_remaining": obs.steps_remaining,
+        "done": obs.done,
+        "last": {
+            "action": decision["action"],
+            "message": obs.message,
+            "reward": obs.reward,
+            "error": obs.last_action_error,
+        },
+    }
+
+
+def route_after_step(state: EpisodeState) -> str:
+    return "reflect" if state.get("done") else "observe"
+
+
+# ---------------------------------------------------------------------------------------- reflect
+def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+    """Record the outcome, keep the best win, write a lesson, update α. Safe to re-run."""
+    ctx = runtime.context
+    thread_id = thread_id_of(config)
+    memory = resources.memory(ctx)
+    task = get_task(state["task"])
+    obs = resources.load_observation(ctx, thread_id, state["action_count"])
+    steps = memory.steps(thread_id) if ctx.learn else []
+    action_log = [log_form(s["action"]) for s in steps]
+    won = obs.message.startswith("[WIN]")
+    reward = float(obs.episode_return)
+    tally = state["tally"]
+    row = {
+        "thread_id": thread_id,
+        "run_id": state.get("run_id", ""),
+        "episode": state.get("episode", 0),
+        "task": task.name,
+        "seed": state["seed"],
+        "status": "finished",
+        "won": int(won),
+        "reward": round(reward, 3),
+        "grader_score": obs.grader_score,
+        "steps_used": obs.step_count,
+        "recall": obs.recall if obs.recall is not None else _extract(obs.message, "Recall="),
+        "precision": (
+            obs.precision if obs.precision is not None else _extract(obs.message, "Precision=")
+        ),
+        "final_message": obs.message,
+        "action_log": json.dumps(action_log),
+        "n_reflections_used": len(state.get("lesson_ids", [])),
+        "had_few_shot": int(state.get("few_shot_thread") is not None),
+        "alpha_used": state["alpha"],
+        "mode_agree": tally["agree"],
+        "mode_rule": tally["rule_override"],
+        "mode_llm": tally["llm"],
+        "llm_calls": tally["llm_calls"],
+        "llm_tokens": tally["llm_tokens"],
+        "llm_errors": tally["llm_errors"],
+        "finished_at": (memory.episode(thread_id) or {}).get("finished_at") or utc_now(),
+    }
+    memory.upsert_episode(row)
+    learn_status = "evaluation: nothing learned"
+    if ctx.learn:
+        learn_status = _learn(ctx, state, row, action_log, won, reward, obs.grader_score or 0.0)
+        memory.upsert_episode({"thread_id": thread_id, "learn_status": learn_status})
+    result = {
+        k: row[k] for k in ("won", "reward", "grader_score", "steps_used", "recall", "precision")
+    }
+    result.update(final_message=obs.message, learn_status=learn_status)
+    return {"result": result}
+
+
+def _learn(
+    ctx: Context,
+    state: EpisodeState,
+    row: dict,
+    action_log: list[str],
+    won: bool,
+    reward: float,
+    grader_score: float,
+) -> str:
+    memory = resources.memory(ctx)
+    task = get_task(state["task"])
+    thread_id = row["thread_id"]
+    status = []
+    write_reflection = not won
+    if won:
+        traj = Trajectory(
+            task.name, thread_id, reward, grader_score, action_log, row["final_message"]
+        )
+        saved = memory.maybe_save_trajectory(traj)
+        status.append("new best trajectory saved" if saved else "trajectory kept (not better)")
+        existing = memory.reflection_for(thread_id)
+        write_reflection = saved or memory.reflection_count(task.name) == 0 or existing is not None
+    if write_reflection:
+        existing = memory.reflection_for(thread_id)
+        if existing is not None:
+            status.append("reflection already stored")
+        else:
+            text, source = _reflection_text(ctx, state, row, action_log, won)
+            stored = memory.add_reflection(
+                task=task.name, thread_id=thread_id, text=text, won=won, reward=reward
+            )
+            status.append(f"{'success' if won else 'failure'} reflection ({source}): {stored}")
+    n_refl = memory.reflection_count(task.name)
+    wr = memory.recent_win_rate(task.name)
+    alpha = compute_alpha(task.name, wr, n_refl)
+    memory.save_alpha(task.name, alpha, wr, n_refl)
+    status.append(f"α→{alpha:.2f}")
+    return "; ".join(status)
+
+
+def _reflection_text(
+    ctx: Context, state: EpisodeState, row: dict, action_log: list[str], won: bool
+) -> tuple[str, str]:
+    """The LLM's lesson, or a lesson built from the episode's facts if the LLM fails."""
+    system, user = prompting.reflection_messages(
+        won=won,
+        episode=row["episode"],
+        task=row["task"],
+        final_message=row["final_message"],
+        steps_used=row["steps_used"],
+        max_steps=state["max_steps"],
+        action_log=action_log,
+        modes={
+            "agree": row["mode_agree"],
+            "rule_override": row["mode_rule"],
+            "llm": row["mode_llm"],
+        },
+    )
+    try:
+        result = llm_calls.reflect(
+            resources.chat_model(ctx),
+            system=system,
+            user=user,
+            settings=resources.model_settings(ctx),
+        )
+        if result.ok and result.value and result.value.strip():
+            return result.value.strip(), "llm"
+        error = result.error
+    except Exception as exc:  # never let a reflection end the run
+        error = str(exc)
+    fallback = (
+        f"[fallback lesson, LLM failed: {str(error)[:80]}] {row['final_message']} after "
+        f"{row['steps_used']} steps; "
+        + (
+            "keep flagging only accounts with several agreeing signals and submit early."
+            if won
+            else "explore the follows of the likeliest member sooner and flag on combined evidence."
+        )
+    )
+    return fallback, "fallback"
+
+
+def _extract(text: str, key: str) -> float:
+    m = re.search(re.escape(key) + r"([0-9.]+)", text)
+    return float(m.group(1)) if m else 0.0

@@ -1,0 +1,319 @@
+"""The episode and curriculum runner behind `fakegang train` (`python train.py`) and `eval`.
+
+Each episode is one invocation of the compiled graph on its own thread (a UUID derived from the
+run id and episode number), with `durability="sync"` so a killed run can resume.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from fakegang.graph import resources
+from fakegang.graph.context import Context
+from fakegang.graph.graph import builder, compile_with_sqlite, recursion_limit
+from fakegang.tools.chat_models import describe_model
+from fakegang_env.tasks import get_task
+
+THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")
+PHASES = {
+    0: "=== Phase 1: Easy — learning basic signal detection ===",
+    20: "=== Phase 2: Medium — handling evasion ===",
+    35: "=== Phase 3: Hard — feature-only detection ===",
+}
+METRIC_KEYS = (
+    "episode",
+    "task",
+    "seed",
+    "won",
+    "reward",
+    "steps_used",
+    "recall",
+    "precision",
+    "action_log",
+    "final_message",
+    "n_reflections_used",
+    "had_few_shot",
+    "alpha_used",
+    "mode_agree",
+    "mode_rule",
+    "mode_llm",
+    "timestamp",
+    "grader_score",
+    "llm_calls",
+    "llm_tokens",
+    "run_id",
+    "thread_id",
+)
+
+
+@dataclass
+class TrainOptions:
+    env_url: str | None = None
+    task: str | None = None
+    episodes: int = 50
+    temperature: float = 0.4
+    verbose: bool = False
+    log_dir: str = "runs"
+    model: str = "local"
+    db: str = "checkpoints/fakegang.sqlite"
+    seed_offset: int = 0
+    llm_timeout_s: float = 30.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def curriculum_task(episode_index: int, override: str | None) -> str:
+    """Episodes 1–20 easy, 21–35 medium, 36–50 hard (0-based index here)."""
+    if override:
+        return override
+    if episode_index < 20:
+        return "easy"
+    if episode_index < 35:
+        return "medium"
+    return "hard"
+
+
+def episode_thread_id(run_id: str, episode: int) -> str:
+    return str(uuid.uuid5(THREAD_NAMESPACE, f"{run_id}:{episode}"))
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("r%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:4]
+
+
+@contextmanager
+def environment(env_url: str | None) -> Iterator[str]:
+    """Use the given server, or start an embedded one on a free loopback port for the run."""
+    if env_url:
+        yield env_url
+        return
+    from fakegang.graph.embedded_env import embedded_env_server
+
+    with embedded_env_server() as url:
+        yield url
+
+
+def schedule(opts: TrainOptions) -> list[tuple[int, str, int]]:
+    """(episode number, task, seed) for the run; seeds count up per task from the offset."""
+    per_task: dict[str, int] = defaultdict(int)
+    out = []
+    for i in range(opts.episodes):
+        task = curriculum_task(i, opts.task)
+        out.append((i + 1, task, opts.seed_offset + per_task[task]))
+        per_task[task] += 1
+    return out
+
+
+def metrics_row(row: dict) -> dict:
+    """The seed's metrics keys plus ours, from an `episodes` table row."""
+    out = {
+        "episode": row["episode"],
+        "task": row["task"],
+        "seed": row["seed"],
+        "won": bool(row["won"]),
+        "reward": row["reward"],
+        "steps_used": row["steps_used"],
+        "recall": row["recall"],
+        "precision": row["precision"],
+        "action_log": json.loads(row["action_log"] or "[]"),
+        "final_message": row["final_message"],
+        "n_reflections_used": row["n_reflections_used"],
+        "had_few_shot": bool(row["had_few_shot"]),
+        "alpha_used": row["alpha_used"],
+        "mode_agree": row["mode_agree"],
+        "mode_rule": row["mode_rule"],
+        "mode_llm": row["mode_llm"],
+        "timestamp": row["finished_at"],
+        "grader_score": row["grader_score"],
+        "llm_calls": row["llm_calls"],
+        "llm_tokens": row["llm_tokens"],
+        "run_id": row["run_id"],
+        "thread_id": row["thread_id"],
+    }
+    return {k: out[k] for k in METRIC_KEYS}
+
+
+class ProgressPrinter:
+    """The seed's per-episode lines and phase summaries."""
+
+    def __init__(self, out=sys.stdout) -> None:
+        self.out = out
+        self.by_task: dict[str, list[dict]] = defaultdict(list)
+        self.all: list[dict] = []
+
+    def print(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def win_rate(self, task: str, last_n: int = 10) -> float:
+        window = self.by_task[task][-last_n:]
+        return sum(m["won"] for m in window) / len(window) if window else 0.0
+
+    def episode(self, m: dict, learn_status: str) -> None:
+        self.by_task[m["task"]].append(m)
+        self.all.append(m)
+        tag = "WIN " if m["won"] else "LOSS"
+        self.print(
+            f"  Ep {m['episode']:3d} | {m['task']:6s} | {tag} | reward={m['reward']:+7.2f} | "
+            f"recall={m['recall']:.2f} prec={m['precision']:.2f} | steps={m['steps_used']:2d} | "
+            f"wr={self.win_rate(m['task']):.0%} | α={m['alpha_used']:.2f} | "
+            f"agree={m['mode_agree']} rule={m['mode_rule']} llm={m['mode_llm']} | "
+            f"llm_calls={m['llm_calls']}"
+        )
+        self.print(f"    └─ learn: {learn_status}")
+
+    def summary(self, title: str) -> None:
+        bar = "━" * 70
+        self.print(f"\n{bar}\n  {title} SUMMARY\n{bar}")
+        for task in ("easy", "medium", "hard"):
+            recs = self.by_task[task]
+            if not recs:
+                continue
+            wins = sum(r["won"] for r in recs)
+            avg_r = sum(r["reward"] for r in recs) / len(recs)
+            avg_recall = sum(r["recall"] for r in recs) / len(recs)
+            avg_grader = sum(r["grader_score"] or 0 for r in recs) / len(recs)
+            self.print(
+                f"  {task:6s}: {wins}/{len(recs)} wins ({100 * wins / len(recs):.0f}%) | "
+                f"avg reward={avg_r:+.2f} | avg recall={avg_recall:.2f} | "
+                f"avg grader={avg_grader:.3f}"
+            )
+        if self.all:
+            wins = sum(r["won"] for r in self.all)
+            self.print(
+                f"  {'TOTAL':6s}: {wins}/{len(self.all)} wins ({100 * wins / len(self.all):.0f}%)"
+            )
+        self.print(f"{bar}\n")
+
+
+def write_metrics(memory, run_id: str, log_dir: Path) -> Path:
+    """Rewrite <log-dir>/metrics.jsonl from the run's finished episodes (idempotent on resume)."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = log_dir / "metrics.jsonl"
+    rows = [r for r in memory.run_episodes(run_id) if r["status"] == "finished"]
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(json.dumps(metrics_row(r)) + "\n" for r in rows))
+    tmp.replace(path)
+    return path
+
+
+def run_episode(app, ctx: Context, *, run_id: str, episode: int, task: str, seed: int) -> str:
+    """Play one episode through the graph; returns its thread id."""
+    thread_id = episode_thread_id(run_id, episode)
+    config = {
+        "configurable": {"thread_id": thread_id},
+        "recursion_limit": recursion_limit(get_task(task).max_steps),
+    }
+    app.invoke(
+        {"task": task, "seed": seed, "run_id": run_id, "episode": episode},
+        config,
+        context=ctx,
+        durability="sync",
+    )
+    return thread_id
+
+
+def train(opts: TrainOptions, out=sys.stdout) -> dict:
+    """The seed's main job: the curriculum (or one task) with learning between episodes."""
+    printer = ProgressPrinter(out)
+    run_id = new_run_id()
+    bar = "━" * 70
+    with environment(opts.env_url) as env_url:
+        ctx = Context(
+            env_url=env_url,
+            db_path=opts.db,
+            model=opts.model,
+            temperature=opts.temperature,
+            llm_timeout_s=opts.llm_timeout_s,
+        )
+        printer.print(f"\n{bar}\n  Fake Gang Detection — Hybrid Policy Training (LangGraph)")
+        printer.print(f"  Run id         : {run_id}")
+        printer.print(f"  OpenEnv server : {env_url}{'' if opts.env_url else ' (embedded)'}")
+        printer.print(f"  Episodes       : {opts.episodes}")
+        printer.print(f"  Task schedule  : {opts.task or 'curriculum (easy→medium→hard)'}")
+        printer.print(f"  LLM            : {describe_model(resources.model_settings(ctx))}")
+        printer.print("  Policy         : Hybrid (rules ↔ LLM, dynamic α)")
+        printer.print("  Learning       : Reflexion (reflections + few-shot in prompt)")
+        printer.print(f"  Memory         : {opts.db}\n{bar}\n")
+        app = compile_with_sqlite(opts.db)
+        memory = resources.memory(ctx)
+        memory.upsert_run(
+            {
+                "run_id": run_id,
+                "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "status": "running",
+                "model": opts.model,
+                "settings": json.dumps(asdict(opts)),
+                "episodes_total": opts.episodes,
+            }
+        )
+        printer.print(memory.summary() + "\n")
+        log_dir = Path(opts.log_dir)
+        try:
+            for episode, task, seed in schedule(opts):
+                if opts.task is None and episode - 1 in PHASES:
+                    printer.print(("\n" if episode > 1 else "") + PHASES[episode - 1])
+                elif opts.task is not None and episode == 1:
+                    printer.print(f"=== Task {task} ===")
+                thread_id = run_episode(
+                    app, ctx, run_id=run_id, episode=episode, task=task, seed=seed
+                )
+                row = memory.episode(thread_id)
+                write_metrics(memory, run_id, log_dir)
+                printer.episode(metrics_row(row), row.get("learn_status") or "")
+                if opts.verbose:
+                    for s in memory.steps(thread_id):
+                        printer.print(
+                            f"      {s['idx'] + 1:3d}: {s['action']:32s} [{s['mode']}] "
+                            f"rule={s['rule_confidence']:.2f} {s['message'][:60]}"
+                        )
+                if episode % 10 == 0:
+                    printer.summary(f"Episodes 1–{episode}")
+        except KeyboardInterrupt:
+            memory.upsert_run({"run_id": run_id, "status": "interrupted"})
+            printer.print(f"\nInterrupted: resume with `fakegang resume {run_id}`")
+            raise
+        memory.upsert_run({"run_id": run_id, "status": "finished"})
+        printer.summary("FINAL")
+        printer.print(memory.summary())
+        path = write_metrics(memory, run_id, log_dir)
+        printer.print(f"\nMetrics saved to: {path}")
+        printer.print(f"Memory saved to: {opts.db}")
+    resources.reset_all()
+    return {"run_id": run_id, "metrics": str(path)}
+
+
+def evaluate(
+    *, task: str, seeds: list[int], model: str, db: str, env_url: str | None = None
+) -> dict:
+    """Play seeds with the current memory read-only: nothing learned, nothing written."""
+    with environment(env_url) as url:
+        ctx = Context(env_url=url, db_path=db, model=model, learn=False)
+        app = builder.compile(checkpointer=InMemorySaver(), name="fakegang_episode")
+        results = []
+        run_id = "eval-" + uuid.uuid4().hex[:8]
+        for i, seed in enumerate(seeds, 1):
+            thread_id = run_episode(app, ctx, run_id=run_id, episode=i, task=task, seed=seed)
+            state = app.get_state({"configurable": {"thread_id": thread_id}}).values
+            results.append({**state["result"], "seed": seed, "tally": state["tally"]})
+    resources.reset_all()
+    n = len(results)
+    return {
+        "task": task,
+        "model": model,
+        "episodes": n,
+        "win_rate": round(sum(r["won"] for r in results) / n, 4) if n else 0.0,
+        "mean_grader": round(sum(r["grader_score"] or 0 for r in results) / n, 4) if n else 0.0,
+        "mean_steps": round(sum(r["steps_used"] for r in results) / n, 2) if n else 0.0,
+        "llm_calls": sum(r["tally"]["llm_calls"] for r in results),
+        "results": results,
+    }

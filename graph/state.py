@@ -1,0 +1,42 @@
+"""The episode graph's state: small and JSON-like, because every checkpoint stores all of it.
+
+Full observations, step logs, reflections and trajectories live in the memory tables
+(tools/memory.py); the state keeps the control fields plus what each node saw and decided in the
+current step, replaced (never appended) at each step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class EpisodeInput(TypedDict, total=False):
+    """What starts an episode: task and seed, and the run and episode number it belongs to."""
+
+    task: str
+    seed: int
+    run_id: str
+    episode: int
+
+
+class EpisodeState(EpisodeInput, total=False):
+    thread_id: str
+    env_episode_id: str
+    starting_ids: list[str]
+    max_steps: int
+    max_actions: int
+    alpha: float
+    lesson_ids: list[int]
+    few_shot_thread: str | None
+    action_count: int
+    step_count: int
+    steps_remaining: int
+    done: bool
+    view: dict[str, Any]  # observe: budget and the top candidates with their evidence scores
+    rule: dict[str, Any]  # rule_check: action, confidence, reason
+    choices: list[str]  # rule_check: legal actions offered to the LLM
+    llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
+    decision: dict[str, Any]  # arbitrate: index, action, mode
+    last: dict[str, Any]  # step_env: message, reward, error of the applied action
+    tally: dict[str, int]  # agree, rule_override, llm, llm_calls, llm_tokens, llm_errors
+    result: dict[str, Any]  # reflect: the episode's outcome and what was learned

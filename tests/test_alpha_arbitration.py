@@ -1,0 +1,35 @@
+"""α arithmetic (AGENT.md formula and caps) and the arbitration modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakegang.tools.alpha import arbitrate_mode, compute_alpha
+
+
+@pytest.mark.parametrize(
+    ("task", "win_rate", "n_refl", "expected"),
+    [
+        ("easy", 0.0, 0, 0.20),  # no reflections: floor
+        ("easy", 1.0, 0, 0.20),  # wins without reflections do not raise trust
+        ("medium", 0.0, 4, 0.32),  # 0.20 + 1·(0 + 0.12)
+        ("medium", 0.2, 4, 0.48),  # 0.20 + 0.16 + 0.12
+        ("hard", 0.2, 2, 0.34),  # 0.20 + 0.5·(0.16 + 0.12)
+        ("easy", 0.5, 8, 0.50),  # 0.72 capped at easy's 0.50
+        ("medium", 0.5, 8, 0.70),  # capped at 0.70
+        ("hard", 0.5, 8, 0.72),  # under hard's 0.85 cap
+        ("hard", 1.0, 8, 0.85),  # 1.12 capped at 0.85
+    ],
+)
+def test_compute_alpha(task: str, win_rate: float, n_refl: int, expected: float) -> None:
+    assert compute_alpha(task, win_rate, n_refl) == pytest.approx(expected)
+
+
+def test_arbitration_modes() -> None:
+    assert arbitrate_mode("flag u_1", 0.9, "flag u_1", 0.5) == "agree"
+    assert arbitrate_mode("flag u_1", 0.9, "inspect u_2", 0.5) == "rule_override"
+    assert arbitrate_mode("flag u_1", 0.3, "inspect u_2", 0.5) == "llm"
+    # no usable LLM proposal: the rule stands whatever its confidence
+    assert arbitrate_mode("flag u_1", 0.1, None, 0.5) == "rule_override"
+    # confidence exactly α: the rule wins
+    assert arbitrate_mode("submit", 0.5, "inspect u_2", 0.5) == "rule_override"

@@ -1,0 +1,112 @@
+"""Memory tables on a real SQLite file: upserts, de-duplication, bounds, best trajectory."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from fakegang.tools import memory as memory_mod
+from fakegang.tools.memory import Memory, Trajectory
+
+
+def test_upserts_never_duplicate(tmp_path) -> None:
+    db = tmp_path / "m.sqlite"
+    mem = Memory(db)
+    row = {
+        "thread_id": "t1",
+        "run_id": "r",
+        "episode": 1,
+        "task": "easy",
+        "seed": 0,
+        "status": "running",
+    }
+    mem.upsert_episode(row)
+    mem.upsert_episode({**row, "status": "finished", "won": 1, "finished_at": "x"})
+    for _ in range(3):
+        mem.upsert_step({"thread_id": "t1", "idx": 0, "action": "inspect u_1", "mode": "agree"})
+    mem.upsert_step({"thread_id": "t1", "idx": 1, "action": "submit", "mode": "rule_override"})
+    mem.close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("select count(*), max(status) from episodes").fetchone() == (1, "finished")
+    assert conn.execute("select count(*) from steps").fetchone() == (2,)
+
+
+def test_reflections_one_per_episode_and_no_near_duplicates(tmp_path) -> None:
+    mem = Memory(tmp_path / "m.sqlite")
+    text = "Inspect the follows of the likeliest member early; flag on agreeing signals."
+    assert (
+        mem.add_reflection(task="easy", thread_id="t1", text=text, won=False, reward=1.0)
+        == "stored"
+    )
+    # the same node re-running for the same episode
+    assert (
+        mem.add_reflection(task="easy", thread_id="t1", text="other", won=False, reward=1.0)
+        == "exists"
+    )
+    # another episode with nearly the same lesson (ids and numbers differ)
+    near = text.replace("likeliest", "likeliest") + " "
+    assert (
+        mem.add_reflection(task="easy", thread_id="t2", text=near, won=False, reward=2.0)
+        == "duplicate"
+    )
+    assert mem.reflection_count("easy") == 1
+    assert mem.reflection_count("hard") == 0
+
+
+def test_reflections_are_bounded_and_prompts_get_the_last_few(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(memory_mod, "MAX_REFLECTIONS_PER_TASK", 5)
+    mem = Memory(tmp_path / "m.sqlite")
+    topics = ["budget", "evasion", "customers", "proxies", "bios", "hours", "renames", "memes"]
+    for i, topic in enumerate(topics):
+        status = mem.add_reflection(
+            task="medium",
+            thread_id=f"t{i}",
+            text=f"Lesson about {topic} " * (i + 1),
+            won=False,
+            reward=0.0,
+        )
+        assert status == "stored"
+    assert mem.reflection_count("medium") == 5
+    last = mem.reflections("medium", n=4)
+    assert [r.thread_id for r in last] == ["t4", "t5", "t6", "t7"]  # oldest first
+
+
+def test_best_trajectory_only_improves(tmp_path) -> None:
+    mem = Memory(tmp_path / "m.sqlite")
+    a = Trajectory("easy", "t1", 15.0, 0.93, ["INSPECT u_1", "FLAG u_1"], "[WIN] ...")
+    worse = Trajectory("easy", "t2", 14.0, 0.92, ["INSPECT u_2"], "[WIN] ...")
+    better = Trajectory("easy", "t3", 17.0, 0.97, ["FLAG u_3"], "[WIN] ...")
+    assert mem.maybe_save_trajectory(a)
+    assert not mem.maybe_save_trajectory(worse)
+    assert mem.maybe_save_trajectory(a)  # re-running the node that saved it
+    assert mem.maybe_save_trajectory(better)
+    assert mem.best_trajectory("easy").thread_id == "t3"
+
+
+def test_read_only_memory_writes_nothing(tmp_path) -> None:
+    db = tmp_path / "m.sqlite"
+    Memory(db).close()
+    ro = Memory(db, read_only=True)
+    ro.upsert_episode({"thread_id": "t1", "task": "easy", "status": "finished"})
+    ro.save_alpha("easy", 0.5, 1.0, 4)
+    assert (
+        ro.add_reflection(task="easy", thread_id="t1", text="x y z", won=True, reward=1)
+        == "read-only"
+    )
+    assert ro.episode("t1") is None and ro.alpha("easy") is None
+
+
+def test_recent_win_rate_and_alpha_roundtrip(tmp_path) -> None:
+    mem = Memory(tmp_path / "m.sqlite")
+    for i in range(12):
+        mem.upsert_episode(
+            {
+                "thread_id": f"t{i}",
+                "task": "hard",
+                "status": "finished",
+                "won": int(i >= 8),
+                "finished_at": f"2026-01-01T00:00:{i:02d}",
+            }
+        )
+    assert mem.recent_win_rate("hard") == 0.4  # last 10: t2..t11, wins t8..t11
+    mem.save_alpha("hard", 0.52, 0.4, 4)
+    assert mem.alpha("hard") == 0.52

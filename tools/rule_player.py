@@ -1,0 +1,58 @@
+"""Play an episode with the rule engine alone, in-process (no server, no graph, no LLM).
+
+Used to fit the rule weights and to measure the rules-only agent quickly; the real agent plays
+through the graph and the HTTP server with exactly the same `propose` function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fakegang.tools.actions import parse_action
+from fakegang.tools.rules import Proposal, propose
+from fakegang_env.schema import PlainObservation
+from fakegang_env.server.episode import Episode
+from fakegang_env.tasks import get_task
+
+Hook = Callable[[Episode, PlainObservation, list[str], Proposal], None]
+
+
+def play_rules(
+    task: str, seed: int, on_step: Hook | None = None, *, early_submit: bool = True
+) -> dict:
+    """Play one episode; `on_step` sees every decision (used to collect training data)."""
+    episode = Episode(task, seed)
+    obs = PlainObservation(**episode.observation())
+    starting = list(obs.visible_account_ids)
+    flags: list[tuple[float, float, bool]] = []  # (confidence, raw evidence score, truly gang)
+    max_actions = get_task(task).max_steps * 3
+    n = 0
+    while not obs.done:
+        proposal = (
+            propose(obs, starting, early_submit=early_submit)
+            if n < max_actions
+            else Proposal("submit", 1.0, "cap")
+        )
+        if on_step is not None:
+            on_step(episode, obs, starting, proposal)
+        action_type, account_id = parse_action(proposal.action)
+        if action_type == "flag":
+            flags.append(
+                (
+                    proposal.confidence,
+                    proposal.likelihood[account_id],
+                    account_id in set(episode.network.gang_ids),
+                )
+            )
+        obs = PlainObservation(**episode.step(action_type, account_id))
+        n += 1
+    return {
+        "task": task,
+        "seed": seed,
+        "won": obs.message.startswith("[WIN]"),
+        "grader_score": obs.grader_score,
+        "steps_used": obs.step_count,
+        "reward": obs.episode_return,
+        "message": obs.message,
+        "flags": flags,
+    }
