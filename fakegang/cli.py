@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from fakegang.cli_agent import add_agent_commands
+from fakegang.cli_eval import add_eval_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_env_commands(sub)
     add_agent_commands(sub)
+    add_eval_commands(sub)
     from fakegang.cli_llm import add_llm_commands
 
     add_llm_commands(sub)

@@ -215,14 +215,27 @@ def arbitrate(state: EpisodeState) -> dict:
 
 # --------------------------------------------------------------------------------------- step_env
 def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
-    """Send the pending action with its index; a re-run after a crash gets the stored answer."""
+    """Send the pending action with its index; a re-run after a crash gets the stored answer.
+
+    An episode the server no longer holds is rebuilt first (graph/recovery.py).
+    """
     ctx = runtime.context
     thread_id = thread_id_of(config)
     decision = state["decision"]
     action_type, account_id = parse_action(decision["action"])
-    obs = resources.env_client(ctx).step(
-        state["env_episode_id"], action_type, account_id, decision["index"]
-    )
+    from fakegang.graph.recovery import rebuild_for_state
+    from fakegang.tools.env_client import EnvError
+
+    client = resources.env_client(ctx)
+    try:
+        obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])
+    except EnvError as exc:
+        # 404: the server lost the episode (restart, or the embedded server died with a killed
+        # run); 409: it holds a half-rebuilt copy. Rebuild from the steps table, then step.
+        if exc.status not in (404, 409):
+            raise
+        rebuild_for_state(ctx, state, thread_id)
+        obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])
     resources.store_observation(ctx, thread_id, obs)
     rule, llm = state["rule"], state.get("llm", {})
     resources.memory(ctx).upsert_step(

@@ -414,5 +414,75 @@ class Memory:
             )
         return "\n".join(lines)
 
+    # ------------------------------------------------------------------ run management
+    # (added for `fakegang runs/resume/fork`; their two tables are created on first use)
+    def _ensure_run_tables(self) -> None:
+        with self._lock:
+            self.db["run_owners"].create(
+                {"run_id": str, "pid": int, "host": str, "claimed_at": str},
+                pk="run_id",
+                if_not_exists=True,
+            )
+            self.db["forks"].create(
+                {
+                    "thread_id": str,
+                    "parent_thread_id": str,
+                    "at_index": int,
+                    "action": str,
+                    "original_action": str,
+                    "run_id": str,
+                    "created_at": str,
+                },
+                pk="thread_id",
+                if_not_exists=True,
+            )
+
+    def list_runs(self) -> list[dict]:
+        """Every run, oldest first."""
+        return list(self.db.query("select * from runs order by started_at, rowid"))
+
+    def set_run_owner(self, run_id: str, pid: int, host: str) -> None:
+        """Record which process is playing `run_id` (so a live run is not resumed twice)."""
+        self._ensure_run_tables()
+        self._write(
+            "run_owners",
+            {"run_id": run_id, "pid": pid, "host": host, "claimed_at": utc_now()},
+            "run_id",
+        )
+
+    def run_owner(self, run_id: str) -> dict | None:
+        self._ensure_run_tables()
+        rows = list(self.db.query("select * from run_owners where run_id = ?", [run_id]))
+        return rows[0] if rows else None
+
+    def record_fork(self, row: dict[str, Any]) -> None:
+        self._ensure_run_tables()
+        self._write("forks", row, "thread_id")
+
+    def fork_of(self, thread_id: str) -> dict | None:
+        """The fork record of `thread_id` if that episode is a fork."""
+        self._ensure_run_tables()
+        rows = list(self.db.query("select * from forks where thread_id = ?", [thread_id]))
+        return rows[0] if rows else None
+
+    def forks_of(self, parent_thread_id: str) -> list[dict]:
+        self._ensure_run_tables()
+        return list(
+            self.db.query(
+                "select * from forks where parent_thread_id = ? order by created_at, rowid",
+                [parent_thread_id],
+            )
+        )
+
+    def copy_steps(self, src_thread_id: str, dst_thread_id: str, below_idx: int) -> int:
+        """Copy the step rows of `src` with idx < `below_idx` to `dst` (a fork's shared past)."""
+        rows = [
+            {**r, "thread_id": dst_thread_id} for r in self.steps(src_thread_id) if r["idx"] < below_idx
+        ]
+        if rows and not self.read_only:
+            with self._lock:
+                self.db["steps"].upsert_all(rows, pk=("thread_id", "idx"))
+        return len(rows)
+
     def close(self) -> None:
         self.db.conn.close()

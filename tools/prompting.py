@@ -16,8 +16,8 @@ from fakegang_env.schema import PlainObservation
 
 FEW_SHOT_ACTIONS = 14
 REFLECT_ACTIONS = 20
-CASE_PROFILES = 8
-CASE_FRONTIER = 5
+CASE_PROFILES = 3
+CASE_FRONTIER = 3
 
 
 @cache
@@ -50,31 +50,31 @@ def render_case(
     likelihood: dict[str, float],
     frontier: dict[str, float],
 ) -> str:
-    """A compact view of the case: budget, flags, the most telling profiles, the frontier."""
+    """A compact view of the case (a small local model pays for every token of it each step):
+    budget, flags, the unflagged accounts with the strongest evidence, the likeliest frontier."""
     profiles = {p.account_id: p for p in obs.visible_accounts}
     flagged = set(obs.flagged_ids)
     lines = [
-        f"TASK {obs.task} | steps left {obs.steps_remaining}/{obs.max_steps} | "
-        f"inspected {len(obs.inspected_ids)} of {len(obs.visible_account_ids)} known | "
-        f"evasion events {obs.evasion_count}",
-        f"Flagged ({len(flagged)}): {', '.join(obs.flagged_ids) or 'none yet'}",
-        "Inspected accounts, P(ring) from combined evidence:",
+        f"{obs.task} | steps left {obs.steps_remaining}/{obs.max_steps} | "
+        f"flagged {len(flagged)} | inspected {len(obs.inspected_ids)} | "
+        f"evasions {obs.evasion_count}",
     ]
-    ranked = sorted(likelihood.items(), key=lambda kv: -kv[1])[:CASE_PROFILES]
+    ranked = sorted(
+        ((a, p) for a, p in likelihood.items() if a not in flagged), key=lambda kv: -kv[1]
+    )[:CASE_PROFILES]
+    if ranked:
+        lines.append("Unflagged inspected (P = ring evidence):")
     for a, p in ranked:
         pr = profiles[a]
-        mark = " FLAGGED" if a in flagged else ""
         lines.append(
-            f"  {a}{mark} P={p:.2f} age={pr.account_age_days}d hour={pr.avg_post_hour:.1f} "
-            f"photo={pr.photo_reuse_score:.2f} bio={pr.bio_template_score:.2f} "
-            f"comment={pr.comment_repeat_score:.2f} ip_shared={pr.shared_ip_count} "
-            f"mutual={pr.mutual_follow_rate:.2f} renames={pr.name_change_count}"
+            f"{a} P={p:.2f} age={pr.account_age_days}d hour={pr.avg_post_hour:.0f} "
+            f"photo={pr.photo_reuse_score:.1f} bio={pr.bio_template_score:.1f} "
+            f"comment={pr.comment_repeat_score:.1f} ipshare={pr.shared_ip_count}"
         )
     if frontier:
-        lines.append("Not yet inspected, P(ring) from who follows them:")
-        for x, q in sorted(frontier.items(), key=lambda kv: -kv[1])[:CASE_FRONTIER]:
-            lines.append(f"  {x} P={q:.2f}")
-    lines.append(f"Last result: {obs.message}")
+        top = sorted(frontier.items(), key=lambda kv: -kv[1])[:CASE_FRONTIER]
+        lines.append("Uninspected: " + " ".join(f"{x} P={q:.2f}" for x, q in top))
+    lines.append(f"Last: {obs.message[:120]}")
     return "\n".join(lines)
 
 

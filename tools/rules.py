@@ -32,6 +32,9 @@ STOP_MAX_Q = {"easy": 0.12, "medium": 0.12, "hard": 0.01}
 STOP_EXPECTED = {"easy": 0.6, "medium": 0.6, "hard": 0.05}
 FRONTIER_TOP = 12
 EXPLORATION_CONFIDENCE_FLOOR = 0.3
+#: The LLM's menu leaves out flags and unflags the evidence clearly contradicts.
+MENU_FLAG_MIN = 0.25
+MENU_UNFLAG_MAX = 0.5
 
 
 @dataclass(frozen=True)
@@ -172,12 +175,14 @@ def _choices(
 ) -> list[str]:
     """A short menu of sensible legal actions for the LLM (never the whole network)."""
     out: list[str] = []
-    for _, a in flag_candidates[:3]:
-        out.append(format_action("flag", a))
+    for p, a in flag_candidates[:3]:
+        if p >= MENU_FLAG_MIN:
+            out.append(format_action("flag", a))
     if can_inspect:
         for x, _ in top_frontier[:4]:
             out.append(format_action("inspect", x))
-    for _, a in unflag_candidates[:1]:
-        out.append(format_action("unflag", a))
+    for p, a in unflag_candidates[:1]:
+        if p < MENU_UNFLAG_MAX:
+            out.append(format_action("unflag", a))
     out.append("submit")
     return out

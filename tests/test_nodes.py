@@ -1,0 +1,164 @@
+"""Each node of the episode graph on its own (real env server, real SQLite memory)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from langgraph.runtime import Runtime
+
+from fakegang.graph import nodes, resources
+from fakegang.graph.context import Context
+from fakegang.tools.memory import Memory
+
+
+@pytest.fixture()
+def ctx(env_url, tmp_path) -> Context:
+    return Context(env_url=env_url, db_path=str(tmp_path / "n.sqlite"), model="fake")
+
+
+def call(node, state, ctx: Context, thread_id: str) -> dict:
+    return node(state, Runtime(context=ctx), {"configurable": {"thread_id": thread_id}})
+
+
+def started(ctx: Context, task: str = "easy", seed: int = 2) -> tuple[str, dict]:
+    thread_id = str(uuid.uuid4())
+    state: dict = {"task": task, "seed": seed, "run_id": "r", "episode": 1}
+    state |= call(nodes.observe, state, ctx, thread_id)
+    return thread_id, state
+
+
+def test_observe_starts_the_episode_and_summarises_evidence(ctx) -> None:
+    thread_id, state = started(ctx)
+    assert state["env_episode_id"] == thread_id  # episode id = thread id: a re-run resets it
+    assert state["action_count"] == 0 and state["steps_remaining"] == 30
+    assert state["alpha"] == pytest.approx(0.20)
+    assert len(state["starting_ids"]) == 5
+    assert state["view"]["visible"] == 5 and state["view"]["inspected"] == 0
+    assert Memory(ctx.db_path).episode(thread_id)["status"] == "running"
+    # observing again (a re-run) changes nothing
+    again = call(nodes.observe, state, ctx, thread_id)
+    assert again["view"] == state["view"]
+
+
+def test_rule_check_proposes_a_legal_action_with_confidence(ctx) -> None:
+    thread_id, state = started(ctx)
+    out = call(nodes.rule_check, state, ctx, thread_id)
+    rule = out["rule"]
+    assert rule["action"].startswith("inspect ")
+    assert rule["action"].split()[1] in state["starting_ids"]
+    assert 0.0 <= rule["confidence"] <= 1.0 and rule["reason"]
+    assert rule["action"] in out["choices"] and "submit" in out["choices"]
+
+
+def test_llm_decide_is_skipped_when_the_rule_is_sure(ctx) -> None:
+    thread_id, state = started(ctx)
+    # a model spec that cannot even be built proves no model is touched
+    broken = Context(env_url=ctx.env_url, db_path=ctx.db_path, model="nosuchprovider:x")
+    state["rule"] = {"action": "submit", "confidence": 0.9, "reason": "r"}
+    state["choices"] = ["submit"]
+    out = call(nodes.llm_decide, state, broken, thread_id)
+    assert out["llm"]["status"] == "skipped"
+
+
+def test_llm_decide_asks_the_stand_in_when_the_rule_is_unsure(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state["alpha"] = 0.99
+    out = call(nodes.llm_decide, state, ctx, thread_id)
+    assert out["llm"]["status"] == "ok"
+    assert out["llm"]["action"] in state["choices"]
+
+
+def test_llm_decide_reports_an_unbuildable_model_as_an_error(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state["alpha"] = 0.99
+    broken = Context(env_url=ctx.env_url, db_path=ctx.db_path, model="nosuchprovider:x")
+    out = call(nodes.llm_decide, state, broken, thread_id)
+    assert out["llm"]["status"] == "error" and "model unavailable" in out["llm"]["error"]
+
+
+def base_state(**over) -> dict:
+    state = {
+        "rule": {"action": "inspect u_a", "confidence": 0.3, "reason": "r"},
+        "choices": ["inspect u_a", "inspect u_b", "submit"],
+        "llm": {"status": "ok", "action": "inspect u_b", "tokens": 12},
+        "alpha": 0.5,
+        "action_count": 4,
+        "max_actions": 90,
+        "tally": {"agree": 0, "rule_override": 0, "llm": 0, "llm_calls": 0, "llm_tokens": 0,
+                  "llm_errors": 0},
+    }
+    state.update(over)
+    return state
+
+
+def test_arbitrate_modes_and_the_pending_index() -> None:
+    out = nodes.arbitrate(base_state())
+    assert out["decision"] == {"index": 4, "action": "inspect u_b", "mode": "llm"}
+    assert out["tally"]["llm"] == 1 and out["tally"]["llm_calls"] == 1
+    assert out["tally"]["llm_tokens"] == 12
+
+    sure = base_state(rule={"action": "inspect u_a", "confidence": 0.8, "reason": "r"})
+    assert nodes.arbitrate(sure)["decision"]["mode"] == "rule_override"
+
+    same = base_state(llm={"status": "ok", "action": "inspect u_a", "tokens": 3})
+    assert nodes.arbitrate(same)["decision"]["mode"] == "agree"
+
+
+def test_arbitrate_never_acts_outside_the_legal_menu_or_on_errors() -> None:
+    rogue = base_state(llm={"status": "ok", "action": "flag u_zzz", "tokens": 1})
+    out = nodes.arbitrate(rogue)
+    assert out["decision"]["action"] == "inspect u_a"
+    assert out["decision"]["mode"] == "rule_override"
+
+    failed = base_state(llm={"status": "error", "error": "timeout after 1.0s"})
+    out = nodes.arbitrate(failed)
+    assert out["decision"]["action"] == "inspect u_a"
+    assert out["tally"]["llm_errors"] == 1
+
+
+def test_arbitrate_submits_past_the_action_cap() -> None:
+    out = nodes.arbitrate(base_state(action_count=90))
+    assert out["decision"]["action"] == "submit"
+
+
+def test_step_env_is_idempotent_when_re_run(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state["llm"] = {"status": "skipped"}
+    state |= nodes.arbitrate(state)
+    first = call(nodes.step_env, state, ctx, thread_id)
+    # the node re-runs from its first line after a crash: same pending index, same answer
+    second = call(nodes.step_env, state, ctx, thread_id)
+    assert first == second
+    assert first["action_count"] == 1 and first["steps_remaining"] == 29
+    server_state = resources.env_client(ctx).state(state["env_episode_id"])
+    assert server_state["action_count"] == 1
+    assert len(Memory(ctx.db_path).steps(thread_id)) == 1
+
+
+def test_route_after_step() -> None:
+    assert nodes.route_after_step({"done": False}) == "observe"
+    assert nodes.route_after_step({"done": True}) == "reflect"
+
+
+def test_reflect_records_learns_and_is_idempotent(ctx) -> None:
+    thread_id, state = started(ctx)
+    state["decision"] = {"index": 0, "action": "submit", "mode": "rule_override"}
+    state["rule"] = {"action": "submit", "confidence": 0.9, "reason": "r"}
+    state["llm"] = {"status": "skipped"}
+    state |= call(nodes.step_env, state, ctx, thread_id)
+    assert state["done"]
+    first = call(nodes.reflect, state, ctx, thread_id)["result"]
+    second = call(nodes.reflect, state, ctx, thread_id)["result"]
+    mem = Memory(ctx.db_path)
+    assert first["final_message"].startswith("[LOSS]")  # nothing flagged
+    assert second["won"] == first["won"] and second["reward"] == first["reward"]
+    assert mem.episode(thread_id)["status"] == "finished"
+    assert mem.reflection_count("easy") == 1  # a loss always gets a lesson, once
+    assert mem.reflection_for(thread_id).text.startswith("[stand-in]")
+    assert mem.alpha("easy") == pytest.approx(0.20 + 0.25 * 0.12, abs=1e-3)
+    n_rows = mem.db.execute("select count(*) from episodes").fetchone()[0]
+    assert n_rows == 1
