@@ -87,11 +87,20 @@ def test_json_with_an_action_outside_the_choices_is_not_ok():
     assert not result.ok and "unparseable" in result.error
 
 
-def test_prose_naming_one_choice_parses_but_two_is_ambiguous():
-    one = _decide(FakeListChatModel(responses=["I will inspect u_1a2b3c next."]))
-    assert one.ok and one.value == "inspect u_1a2b3c"
-    two = _decide(FakeListChatModel(responses=["Either flag u_1a2b3c or submit."]))
-    assert not two.ok
+def test_a_choice_mentioned_in_prose_is_not_taken_for_the_answer():
+    # the seed's parser submitted whenever "SUBMIT" appeared in the model's reasoning
+    for prose in (
+        "I will inspect u_1a2b3c next.",
+        "Either flag u_1a2b3c or submit.",
+        "The fox jumped over the moon. SUBMIT? maybe not.",
+    ):
+        result = _decide(FakeListChatModel(responses=[prose]))
+        assert not result.ok and "unparseable" in result.error, prose
+
+
+def test_an_answer_that_is_exactly_one_choice_parses():
+    result = _decide(FakeListChatModel(responses=["  Inspect u_1a2b3c. "]))
+    assert result.ok and result.value == "inspect u_1a2b3c"
 
 
 def test_choice_mentioned_only_inside_think_is_ignored():
@@ -283,3 +292,16 @@ def test_llm_check_with_an_unusable_model_exits_2(capsys):
     code, text = _check(["--model", "nosuch:thing"])
     assert code == 2
     assert "unknown model spec" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["two", "0"])
+def test_bad_llama_thread_count_is_a_config_error(monkeypatch, value):
+    from fakegang.tools.chat_models import _local_threads
+
+    monkeypatch.setenv("FAKEGANG_LLAMA_THREADS", value)
+    with pytest.raises(ModelConfigError, match="FAKEGANG_LLAMA_THREADS"):
+        _local_threads()
+    monkeypatch.setenv("FAKEGANG_LLAMA_THREADS", "1")
+    assert _local_threads() == 1
+    monkeypatch.delenv("FAKEGANG_LLAMA_THREADS")
+    assert _local_threads() == 2

@@ -222,12 +222,15 @@ def _json_objects(text: str) -> list[Any]:
 
 
 _REASON_RE = re.compile(r'"reason"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
+_ACTION_RE = re.compile(r'"action"\s*:\s*"([^"]*)"')
 
 
 def parse_decision(message: Any, choices: list[str]) -> tuple[str | None, str]:
     """Fallback parse of an answer that structured output did not parse: tool-call args, a JSON
-    object in the text, then a choice named verbatim (only if exactly one is named, so a choice
-    merely mentioned in reasoning cannot be taken for the answer when others are named too)."""
+    object in the text, the `"action": "..."` field of a JSON answer cut off by the token cap, or
+    a visible answer that is exactly one choice. A choice merely *mentioned* in prose is never
+    taken for the answer (the seed's parser submitted whenever "SUBMIT" appeared in reasoning).
+    """
     by_norm = {_norm(c): c for c in choices}
     candidates: list[Any] = [tc.get("args") for tc in getattr(message, "tool_calls", None) or []]
     text = message_text(message)
@@ -237,15 +240,13 @@ def parse_decision(message: Any, choices: list[str]) -> tuple[str | None, str]:
         if action:
             reason = obj.get("reason", "") if isinstance(obj.get("reason"), str) else ""
             return action, reason[:REASON_MAX_CHARS]
-    lowered = " " + " ".join(text.lower().split()) + " "
-    named = [
-        original
-        for norm, original in by_norm.items()
-        if re.search(rf"(?<![\w-]){re.escape(norm)}(?![\w-])", lowered)
-    ]
-    if len(named) == 1:
+    field = _ACTION_RE.search(text)
+    if field and _norm(field.group(1)) in by_norm:
         match = _REASON_RE.search(text)
-        return named[0], (match.group(1) if match else "")[:REASON_MAX_CHARS]
+        return by_norm[_norm(field.group(1))], (match.group(1) if match else "")[:REASON_MAX_CHARS]
+    whole = by_norm.get(_norm(text))
+    if whole:
+        return whole, ""
     return None, ""
 
 
