@@ -23,6 +23,12 @@ def build_parser() -> argparse.ArgumentParser:
     from fakegang.cli_llm import add_llm_commands
 
     add_llm_commands(sub)
+    from fakegang.cli_runs import add_run_commands
+
+    add_run_commands(sub)
+    from fakegang.cli_report import add_report_commands
+
+    add_report_commands(sub)
     return parser
 
 

@@ -46,6 +46,20 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
     p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
+    pause = p.add_mutually_exclusive_group()
+    pause.add_argument(
+        "--pause-before",
+        metavar="NODE",
+        choices=("observe", "rule_check", "llm_decide", "arbitrate", "step_env", "reflect"),
+        default=None,
+        help="stop before NODE at every step; Enter continues, q (or end of input) leaves a "
+        "paused run for `fakegang resume`",
+    )
+    pause.add_argument(
+        "--step",
+        action="store_true",
+        help="advance one graph node per Enter; q (or end of input) leaves a paused run",
+    )
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -68,6 +82,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         db=args.db,
         seed_offset=args.seed_offset,
         llm_timeout_s=args.llm_timeout,
+        pause_before=args.pause_before,
+        step=args.step,
     )
     try:
         train(opts)

@@ -32,6 +32,7 @@ from fakegang_env.tasks import get_task
 #: flag/unflag loop; past the cap the agent submits.
 ACTIONS_PER_STEP_BUDGET = 3
 VIEW_TOP = 5
+FALLBACK_PREFIX = "[fallback lesson"
 
 
 def thread_id_of(config: RunnableConfig) -> str:
@@ -353,15 +354,17 @@ def _learn(
         existing = memory.reflection_for(thread_id)
         write_reflection = saved or memory.reflection_count(task.name) == 0 or existing is not None
     if write_reflection:
+        kind = "success" if won else "failure"
         existing = memory.reflection_for(thread_id)
-        if existing is not None:
-            status.append("reflection already stored")
+        if existing is not None:  # a re-run after a kill: report it as the first run did
+            source = "fallback" if existing.text.startswith(FALLBACK_PREFIX) else "llm"
+            status.append(f"{kind} reflection ({source}): stored")
         else:
             text, source = _reflection_text(ctx, state, row, action_log, won)
             stored = memory.add_reflection(
                 task=task.name, thread_id=thread_id, text=text, won=won, reward=reward
             )
-            status.append(f"{'success' if won else 'failure'} reflection ({source}): {stored}")
+            status.append(f"{kind} reflection ({source}): {stored}")
     n_refl = memory.reflection_count(task.name)
     wr = memory.recent_win_rate(task.name)
     alpha = compute_alpha(task.name, wr, n_refl)
@@ -401,7 +404,7 @@ def _reflection_text(
     except Exception as exc:  # never let a reflection end the run
         error = str(exc)
     fallback = (
-        f"[fallback lesson, LLM failed: {str(error)[:80]}] {row['final_message']} after "
+        f"{FALLBACK_PREFIX}, LLM failed: {str(error)[:80]}] {row['final_message']} after "
         f"{row['steps_used']} steps; "
         + (
             "keep flagging only accounts with several agreeing signals and submit early."

@@ -7,12 +7,14 @@ run id and episode number), with `durability="sync"` so a killed run can resume.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sys
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
+from fakegang.graph.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.tools.chat_models import describe_model
 from fakegang_env.tasks import get_task
 
@@ -68,6 +71,24 @@ class TrainOptions:
     seed_offset: int = 0
     llm_timeout_s: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
+    pause_before: str | None = None  # node to stop before at every step (`--pause-before`)
+    step: bool = False  # stop after every node (`--step`)
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> TrainOptions:
+        """The options a run was started with (its `runs.settings` JSON)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in settings.items() if k in names})
+
+
+def context_for(opts: TrainOptions, env_url: str) -> Context:
+    return Context(
+        env_url=env_url,
+        db_path=opts.db,
+        model=opts.model,
+        temperature=opts.temperature,
+        llm_timeout_s=opts.llm_timeout_s,
+    )
 
 
 def curriculum_task(episode_index: int, override: str | None) -> str:
@@ -156,9 +177,13 @@ class ProgressPrinter:
         window = self.by_task[task][-last_n:]
         return sum(m["won"] for m in window) / len(window) if window else 0.0
 
-    def episode(self, m: dict, learn_status: str) -> None:
+    def record(self, m: dict) -> None:
+        """Count an episode in the win rates and summaries without printing it (resume)."""
         self.by_task[m["task"]].append(m)
         self.all.append(m)
+
+    def episode(self, m: dict, learn_status: str) -> None:
+        self.record(m)
         tag = "WIN " if m["won"] else "LOSS"
         self.print(
             f"  Ep {m['episode']:3d} | {m['task']:6s} | {tag} | reward={m['reward']:+7.2f} | "
@@ -204,34 +229,144 @@ def write_metrics(memory, run_id: str, log_dir: Path) -> Path:
     return path
 
 
-def run_episode(app, ctx: Context, *, run_id: str, episode: int, task: str, seed: int) -> str:
-    """Play one episode through the graph; returns its thread id."""
-    thread_id = episode_thread_id(run_id, episode)
-    config = {
+def episode_config(thread_id: str, task: str) -> dict:
+    from fakegang.graph.testhooks import callbacks
+
+    config: dict[str, Any] = {
         "configurable": {"thread_id": thread_id},
         "recursion_limit": recursion_limit(get_task(task).max_steps),
     }
-    app.invoke(
-        {"task": task, "seed": seed, "run_id": run_id, "episode": episode},
-        config,
-        context=ctx,
-        durability="sync",
-    )
+    hooks = callbacks()
+    if hooks:
+        config["callbacks"] = hooks
+    return config
+
+
+def run_episode(
+    app,
+    ctx: Context,
+    *,
+    run_id: str,
+    episode: int,
+    task: str,
+    seed: int,
+    resume: bool = False,
+    pause: PauseControl | None = None,
+) -> str:
+    """Play one episode through the graph (or finish it from its last checkpoint when `resume`);
+    returns its thread id. With an active `pause`, stops at its interrupts (RunPaused on `q`)."""
+    thread_id = episode_thread_id(run_id, episode)
+    config = episode_config(thread_id, task)
+    inp = None if resume else {"task": task, "seed": seed, "run_id": run_id, "episode": episode}
+    if pause is not None and pause.active:
+        invoke_with_pauses(app, ctx, config, inp, pause)
+    else:
+        app.invoke(inp, config, context=ctx, durability="sync")
     return thread_id
 
 
-def train(opts: TrainOptions, out=sys.stdout) -> dict:
+def episode_progress(app, thread_id: str) -> str:
+    """`new` (no checkpoint), `pending` (checkpoint with nodes left to run) or `finished`."""
+    snap = app.get_state({"configurable": {"thread_id": thread_id}})
+    if snap.created_at is None:
+        return "new"
+    return "pending" if snap.next else "finished"
+
+
+def claim_run(memory, run_id: str) -> None:
+    memory.set_run_owner(run_id, os.getpid(), socket.gethostname())
+
+
+def play_schedule(
+    app,
+    ctx: Context,
+    memory,
+    opts: TrainOptions,
+    run_id: str,
+    printer: ProgressPrinter,
+    *,
+    pause: PauseControl | None = None,
+) -> Path | None:
+    """Play the run's scheduled episodes that are not finished yet, in order.
+
+    An episode with a checkpoint is finished from it (resume); finished ones are only counted.
+    Returns the metrics path, or None when the user left the run paused. Ctrl-C marks the run
+    `interrupted` (its checkpoints stay consistent) and re-raises.
+    """
+    log_dir = Path(opts.log_dir)
+    try:
+        for episode, task, seed in schedule(opts):
+            thread_id = episode_thread_id(run_id, episode)
+            progress = episode_progress(app, thread_id)
+            row = memory.episode(thread_id)
+            if progress == "finished" and row and row["status"] == "finished":
+                printer.record(metrics_row(row))
+                continue
+            if opts.task is None and episode - 1 in PHASES:
+                printer.print(("\n" if episode > 1 else "") + PHASES[episode - 1])
+            elif opts.task is not None and episode == 1:
+                printer.print(f"=== Task {task} ===")
+            thread_id = run_episode(
+                app,
+                ctx,
+                run_id=run_id,
+                episode=episode,
+                task=task,
+                seed=seed,
+                resume=progress != "new",
+                pause=pause,
+            )
+            row = memory.episode(thread_id)
+            write_metrics(memory, run_id, log_dir)
+            printer.episode(metrics_row(row), row.get("learn_status") or "")
+            if opts.verbose:
+                for s in memory.steps(thread_id):
+                    printer.print(
+                        f"      {s['idx'] + 1:3d}: {s['action']:32s} [{s['mode']}] "
+                        f"rule={s['rule_confidence']:.2f} {s['message'][:60]}"
+                    )
+            if episode % 10 == 0:
+                printer.summary(f"Episodes 1–{episode}")
+    except RunPaused as paused:
+        memory.upsert_run({"run_id": run_id, "status": "paused"})
+        write_metrics(memory, run_id, log_dir)
+        printer.print(
+            f"\nPaused before {', '.join(paused.next_nodes)}: continue with "
+            f"`fakegang resume {run_id} --db {opts.db}`"
+        )
+        return None
+    except KeyboardInterrupt:
+        _rollback(app)
+        memory.upsert_run({"run_id": run_id, "status": "interrupted"})
+        printer.print(f"\nInterrupted: resume with `fakegang resume {run_id} --db {opts.db}`")
+        raise
+    memory.upsert_run({"run_id": run_id, "status": "finished"})
+    printer.summary("FINAL")
+    printer.print(memory.summary())
+    path = write_metrics(memory, run_id, log_dir)
+    printer.print(f"\nMetrics saved to: {path}")
+    printer.print(f"Memory saved to: {opts.db}")
+    return path
+
+
+def _rollback(app) -> None:
+    """Ctrl-C may land between a checkpoint write and its commit: drop the half transaction."""
+    conn = getattr(app.checkpointer, "conn", None)
+    if conn is not None and conn.in_transaction:
+        conn.rollback()
+
+
+def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
     """The seed's main job: the curriculum (or one task) with learning between episodes."""
     printer = ProgressPrinter(out)
     run_id = new_run_id()
     bar = "━" * 70
     with environment(opts.env_url) as env_url:
-        ctx = Context(
-            env_url=env_url,
-            db_path=opts.db,
-            model=opts.model,
-            temperature=opts.temperature,
-            llm_timeout_s=opts.llm_timeout_s,
+        ctx = context_for(opts, env_url)
+        pause = (
+            PauseControl(opts.pause_before, opts.step, stdin=stdin or sys.stdin, out=out)
+            if opts.step or opts.pause_before
+            else None
         )
         printer.print(f"\n{bar}\n  Fake Gang Detection — Hybrid Policy Training (LangGraph)")
         printer.print(f"  Run id         : {run_id}")
@@ -254,37 +389,8 @@ def train(opts: TrainOptions, out=sys.stdout) -> dict:
                 "episodes_total": opts.episodes,
             }
         )
+        claim_run(memory, run_id)
         printer.print(memory.summary() + "\n")
-        log_dir = Path(opts.log_dir)
-        try:
-            for episode, task, seed in schedule(opts):
-                if opts.task is None and episode - 1 in PHASES:
-                    printer.print(("\n" if episode > 1 else "") + PHASES[episode - 1])
-                elif opts.task is not None and episode == 1:
-                    printer.print(f"=== Task {task} ===")
-                thread_id = run_episode(
-                    app, ctx, run_id=run_id, episode=episode, task=task, seed=seed
-                )
-                row = memory.episode(thread_id)
-                write_metrics(memory, run_id, log_dir)
-                printer.episode(metrics_row(row), row.get("learn_status") or "")
-                if opts.verbose:
-                    for s in memory.steps(thread_id):
-                        printer.print(
-                            f"      {s['idx'] + 1:3d}: {s['action']:32s} [{s['mode']}] "
-                            f"rule={s['rule_confidence']:.2f} {s['message'][:60]}"
-                        )
-                if episode % 10 == 0:
-                    printer.summary(f"Episodes 1–{episode}")
-        except KeyboardInterrupt:
-            memory.upsert_run({"run_id": run_id, "status": "interrupted"})
-            printer.print(f"\nInterrupted: resume with `fakegang resume {run_id}`")
-            raise
-        memory.upsert_run({"run_id": run_id, "status": "finished"})
-        printer.summary("FINAL")
-        printer.print(memory.summary())
-        path = write_metrics(memory, run_id, log_dir)
-        printer.print(f"\nMetrics saved to: {path}")
-        printer.print(f"Memory saved to: {opts.db}")
+        path = play_schedule(app, ctx, memory, opts, run_id, printer, pause=pause)
     resources.reset_all()
-    return {"run_id": run_id, "metrics": str(path)}
+    return {"run_id": run_id, "metrics": str(path) if path else None}

@@ -477,12 +477,23 @@ class Memory:
     def copy_steps(self, src_thread_id: str, dst_thread_id: str, below_idx: int) -> int:
         """Copy the step rows of `src` with idx < `below_idx` to `dst` (a fork's shared past)."""
         rows = [
-            {**r, "thread_id": dst_thread_id} for r in self.steps(src_thread_id) if r["idx"] < below_idx
+            {**r, "thread_id": dst_thread_id}
+            for r in self.steps(src_thread_id)
+            if r["idx"] < below_idx
         ]
         if rows and not self.read_only:
             with self._lock:
                 self.db["steps"].upsert_all(rows, pk=("thread_id", "idx"))
         return len(rows)
+
+    def forget_thread(self, thread_id: str) -> None:
+        """Delete a thread's steps/observation/episode/fork rows (an aborted fork)."""
+        if self.read_only:
+            return
+        self._ensure_run_tables()
+        with self._lock, self.db.conn:
+            for table in ("steps", "observations", "episodes", "forks"):
+                self.db.execute(f"delete from {table} where thread_id = ?", [thread_id])
 
     def close(self) -> None:
         self.db.conn.close()

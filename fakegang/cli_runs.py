@@ -1,0 +1,156 @@
+"""Run management: `fakegang runs | resume | replay | fork | prune | studio`.
+
+All of them work on the SQLite file that holds both LangGraph's checkpoints and the agent's
+memory (`--db`, default checkpoints/fakegang.sqlite). `runs` and `replay` only read; `resume`
+and `fork` play episodes (environment and LLM calls); `prune` deletes old checkpoints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DEFAULT_DB = "checkpoints/fakegang.sqlite"
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default: {DEFAULT_DB})")
+
+
+def _env(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--env-url",
+        default=None,
+        help="environment server URL (default: start an embedded one on 127.0.0.1)",
+    )
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from fakegang.graph.runs import RunsError, collect_runs, format_runs
+
+    try:
+        runs = collect_runs(args.db, args.run_id)
+    except RunsError as exc:
+        return _fail(str(exc))
+    print(format_runs(runs, show_pending=args.show_pending))
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from fakegang.graph.fork import ForkError
+    from fakegang.graph.resume import ResumeError, resume_run
+    from fakegang.graph.runs import RunsError
+
+    try:
+        resume_run(args.run_id, db=args.db, env_url=args.env_url, no_pause=args.no_pause)
+    except (RunsError, ResumeError, ForkError) as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from fakegang.graph.replay import ReplayError, replay
+
+    try:
+        replay(args.db, args.thread_id, step=args.step)
+    except ReplayError as exc:
+        return _fail(str(exc))
+    return 0
+
+
+def cmd_fork(args: argparse.Namespace) -> int:
+    from fakegang.graph.fork import ForkError, fork_episode
+    from fakegang.graph.recovery import RebuildError
+
+    try:
+        fork_episode(args.db, args.thread_id, at=args.at, action=args.action, env_url=args.env_url)
+    except (ForkError, RebuildError) as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    from fakegang.graph.prune import PruneError, format_report, prune
+
+    try:
+        report = prune(args.db, args.keep_last)
+    except PruneError as exc:
+        return _fail(str(exc))
+    print(format_report(report, args.db))
+    return 0
+
+
+def cmd_studio(args: argparse.Namespace) -> int:
+    from fakegang.graph.studio import StudioError, run_studio
+
+    try:
+        return run_studio(
+            args.db,
+            port=args.port,
+            env_url=args.env_url,
+            config=args.config,
+            workdir=args.workdir,
+        )
+    except StudioError as exc:
+        return _fail(str(exc), 1)
+
+
+def add_run_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("runs", help="list runs and their episodes with status")
+    p.add_argument("run_id", nargs="?", default=None, help="show only this run")
+    p.add_argument(
+        "--show-pending", type=int, default=3, help="not-started episodes to list (default: 3)"
+    )
+    _db(p)
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("resume", help="finish an interrupted or paused run with its settings")
+    p.add_argument("run_id")
+    _db(p)
+    _env(p)
+    p.add_argument("--no-pause", action="store_true", help="ignore the run's --pause-before/--step")
+    p.set_defaults(func=cmd_resume)
+
+    p = sub.add_parser("replay", help="play an episode back from its checkpoints (no env/LLM)")
+    p.add_argument("thread_id")
+    _db(p)
+    p.add_argument("--step", action="store_true", help="wait for Enter between actions")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("fork", help="branch an episode at action K with another action")
+    p.add_argument("thread_id")
+    p.add_argument("--at", type=int, required=True, metavar="K", help="action index to replace")
+    p.add_argument("--action", required=True, help='the new action, e.g. "flag u_1a2b3c"')
+    _db(p)
+    _env(p)
+    p.set_defaults(func=cmd_fork)
+
+    p = sub.add_parser("prune", help="drop old checkpoints of finished episodes, then VACUUM")
+    p.add_argument(
+        "--keep-last",
+        type=int,
+        required=True,
+        metavar="N",
+        help="finished episodes (most recent) that keep their full history",
+    )
+    _db(p)
+    p.set_defaults(func=cmd_prune)
+
+    p = sub.add_parser("studio", help="LangGraph dev server (Studio API) on our DB, offline")
+    _db(p)
+    _env(p)
+    p.add_argument("--port", type=int, default=2024, help="port on 127.0.0.1 (default: 2024)")
+    p.add_argument("--config", default=None, help="langgraph.json (default: the project's)")
+    p.add_argument(
+        "--workdir", default=None, help="dev server state dir (default: the DB's directory)"
+    )
+    p.set_defaults(func=cmd_studio)
