@@ -68,6 +68,7 @@ class Memory:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process, no fsync
         self.db = sqlite_utils.Database(conn)
         self._lock = threading.RLock()
         self._ensure_schema()
