@@ -46,6 +46,15 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
     p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
+    p.add_argument(
+        "--bedrock-model",
+        default=None,
+        help="Bedrock model id for --model bedrock (else FAKEGANG_BEDROCK_MODEL, "
+        "else qwen.qwen3-32b-v1:0)",
+    )
+    p.add_argument(
+        "--bedrock-region", default=None, help="AWS region (else AWS_REGION / AWS_DEFAULT_REGION)"
+    )
     pause = p.add_mutually_exclusive_group()
     pause.add_argument(
         "--pause-before",
@@ -64,6 +73,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from fakegang.graph.runner import TrainOptions, train
+    from fakegang.tools.chat_models import ModelConfigError
 
     if args.episodes < 1:
         print("error: --episodes must be at least 1", file=sys.stderr)
@@ -82,11 +92,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         db=args.db,
         seed_offset=args.seed_offset,
         llm_timeout_s=args.llm_timeout,
+        bedrock_model_id=args.bedrock_model,
+        bedrock_region=args.bedrock_region,
         pause_before=args.pause_before,
         step=args.step,
     )
     try:
         train(opts)
+    except ModelConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     return 0

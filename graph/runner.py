@@ -70,6 +70,8 @@ class TrainOptions:
     db: str = "checkpoints/fakegang.sqlite"
     seed_offset: int = 0
     llm_timeout_s: float = 30.0
+    bedrock_model_id: str | None = None
+    bedrock_region: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     pause_before: str | None = None  # node to stop before at every step (`--pause-before`)
     step: bool = False  # stop after every node (`--step`)
@@ -88,6 +90,8 @@ def context_for(opts: TrainOptions, env_url: str) -> Context:
         model=opts.model,
         temperature=opts.temperature,
         llm_timeout_s=opts.llm_timeout_s,
+        bedrock_model_id=opts.bedrock_model_id or Context.bedrock_model_id,
+        bedrock_region=opts.bedrock_region,
     )
 
 
@@ -361,6 +365,9 @@ def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
     printer = ProgressPrinter(out)
     run_id = new_run_id()
     bar = "━" * 70
+    # fail fast on a model that cannot be built (missing package, region, credential), before
+    # starting a server or writing a run; building makes no network call
+    resources.chat_model(context_for(opts, opts.env_url or ""))
     with environment(opts.env_url) as env_url:
         ctx = context_for(opts, env_url)
         pause = (

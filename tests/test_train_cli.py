@@ -11,9 +11,23 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_KEYS = {
-    "episode", "task", "seed", "won", "reward", "steps_used", "recall", "precision",
-    "action_log", "final_message", "n_reflections_used", "had_few_shot", "alpha_used",
-    "mode_agree", "mode_rule", "mode_llm", "timestamp",
+    "episode",
+    "task",
+    "seed",
+    "won",
+    "reward",
+    "steps_used",
+    "recall",
+    "precision",
+    "action_log",
+    "final_message",
+    "n_reflections_used",
+    "had_few_shot",
+    "alpha_used",
+    "mode_agree",
+    "mode_rule",
+    "mode_llm",
+    "timestamp",
 }
 OUR_KEYS = {"grader_score", "llm_calls", "llm_tokens", "run_id", "thread_id"}
 EPISODE_LINE = re.compile(
@@ -26,9 +40,24 @@ EPISODE_LINE = re.compile(
 def test_train_py_easy_three_episodes_with_the_stand_in(tmp_path) -> None:
     db, log_dir = tmp_path / "agent.sqlite", tmp_path / "runs"
     proc = subprocess.run(
-        [sys.executable, "train.py", "--task", "easy", "--episodes", "3", "--model", "fake",
-         "--db", str(db), "--log-dir", str(log_dir)],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "train.py",
+            "--task",
+            "easy",
+            "--episodes",
+            "3",
+            "--model",
+            "fake",
+            "--db",
+            str(db),
+            "--log-dir",
+            str(log_dir),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
@@ -52,13 +81,23 @@ def test_train_py_easy_three_episodes_with_the_stand_in(tmp_path) -> None:
 
     conn = sqlite3.connect(db)
     tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
-    assert {"runs", "episodes", "steps", "reflections", "trajectories", "alpha",
-            "checkpoints", "writes"} <= tables
+    assert {
+        "runs",
+        "episodes",
+        "steps",
+        "reflections",
+        "trajectories",
+        "alpha",
+        "checkpoints",
+        "writes",
+    } <= tables
     run_id = rows[0]["run_id"]
     assert conn.execute("select status from runs where run_id = ?", [run_id]).fetchone() == (
         "finished",
     )
-    assert conn.execute("select count(*) from episodes where run_id = ?", [run_id]).fetchone() == (3,)
+    assert conn.execute("select count(*) from episodes where run_id = ?", [run_id]).fetchone() == (
+        3,
+    )
     n_steps = conn.execute("select count(*) from steps").fetchone()[0]
     assert n_steps == sum(len(r["action_log"]) for r in rows)
     n_refl = conn.execute("select count(*) from reflections").fetchone()[0]
@@ -69,10 +108,18 @@ def test_train_py_easy_three_episodes_with_the_stand_in(tmp_path) -> None:
 
 
 def test_train_rejects_bad_arguments(tmp_path) -> None:
-    for args in (["--task", "impossible"], ["--episodes", "0"], ["--seed-offset", "-1"]):
+    for args in (
+        ["--task", "impossible"],
+        ["--episodes", "0"],
+        ["--seed-offset", "-1"],
+        ["--model", "nosuchprovider:x"],  # fails before any server starts or row is written
+    ):
         proc = subprocess.run(
             [sys.executable, "train.py", *args, "--db", str(tmp_path / "x.sqlite")],
-            cwd=REPO, capture_output=True, text=True, timeout=120,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert "error" in proc.stderr.lower()
