@@ -1,30 +1,63 @@
-"""`fakegang eval`: play seeds with the current memory, read-only."""
+"""`fakegang eval`: play seeds with the current memory, read-only (optionally N at a time)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from fakegang.cli_agent import parse_seed_range
 from fakegang_env.tasks import TASK_NAMES
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    from fakegang.graph.evaluation import evaluate
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
-    summary = evaluate(
-        task=args.task, seeds=args.seeds, model=args.model, db=args.db, env_url=args.env_url
-    )
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from fakegang.graph.evaluation import EvalError, evaluate
+
+    try:
+        summary = evaluate(
+            task=args.task,
+            seeds=args.seeds,
+            model=args.model,
+            db=args.db,
+            env_url=args.env_url,
+            concurrency=args.concurrency,
+            out=args.out,
+            progress=not args.no_progress,
+        )
+    except EvalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps({k: v for k, v in summary.items() if k != "results"}))
     else:
         for r in summary["results"]:
-            print(f"  seed {r['seed']:3d}: {r['final_message']}  (grader {r['grader_score']:.3f})")
+            if "error" in r:
+                print(f"  seed {r['seed']:3d}: ERROR {r['error']}")
+            else:
+                print(
+                    f"  seed {r['seed']:3d}: {r['final_message']}  (grader {r['grader_score']:.3f})"
+                )
         print(
             f"{summary['task']}: {summary['episodes']} episodes, win rate "
             f"{summary['win_rate']:.0%}, mean grader {summary['mean_grader']:.3f}, mean steps "
-            f"{summary['mean_steps']:.1f}, LLM calls {summary['llm_calls']} ({summary['model']})"
+            f"{summary['mean_steps']:.1f}, LLM calls {summary['llm_calls']} ({summary['model']}, "
+            f"concurrency {summary['concurrency']})"
         )
+        if args.out:
+            print(f"rows written to {args.out}")
+    if summary["errors"]:
+        print(f"error: {summary['errors']} episode(s) failed (see the rows)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -35,5 +68,13 @@ def add_eval_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="local")
     p.add_argument("--db", default="checkpoints/fakegang.sqlite")
     p.add_argument("--env-url", default=None)
+    p.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=1,
+        help="episodes played at once against the one environment server (default 1)",
+    )
+    p.add_argument("--out", default=None, help="write one JSON row per episode to this file")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON summary object")
     p.set_defaults(func=cmd_eval)

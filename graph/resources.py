@@ -24,18 +24,65 @@ _models: dict[ModelSettings, Any] = {}
 
 @dataclass
 class ObservationCache:
-    """Latest observation per episode thread, so nodes skip re-reading it from SQLite."""
+    """Latest observation per episode thread, so nodes skip re-reading it from SQLite.
+
+    Locked because `fakegang eval --concurrency N` plays episodes on N threads of one process:
+    evicting the oldest entry (`iter` then `pop`) while another thread inserts would raise.
+    """
 
     entries: dict[str, tuple[int, PlainObservation]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def put(self, thread_id: str, action_count: int, obs: PlainObservation) -> None:
-        self.entries[thread_id] = (action_count, obs)
-        if len(self.entries) > 256:
-            self.entries.pop(next(iter(self.entries)))
+        with self.lock:
+            self.entries[thread_id] = (action_count, obs)
+            if len(self.entries) > 256:
+                self.entries.pop(next(iter(self.entries)))
 
     def get(self, thread_id: str, action_count: int) -> PlainObservation | None:
-        hit = self.entries.get(thread_id)
+        with self.lock:
+            hit = self.entries.get(thread_id)
         return hit[1] if hit and hit[0] == action_count else None
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+
+
+class LockedCacheDict(dict):
+    """A dict whose FIFO-eviction idiom `d.pop(next(iter(d)))` is safe across threads.
+
+    `graph.nodes._SCORES` evicts that way without a lock; two threads evicting at once raise
+    KeyError (double pop) or RuntimeError (size changed during iteration). Iteration here walks
+    a snapshot and `pop` of a missing key returns None. `install_thread_safe_node_caches()`
+    swaps it in before episodes run concurrently (the values are pure functions of their keys,
+    so a lost entry is only recomputed).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lock = threading.Lock()
+
+    def __iter__(self):
+        with self._lock:
+            return iter(list(super().keys()))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        with self._lock:
+            super().__setitem__(key, value)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        with self._lock:
+            return super().pop(key, *(default or (None,)))
+
+
+def install_thread_safe_node_caches() -> None:
+    """Make the node module's score cache safe for concurrent episodes (idempotent)."""
+    from fakegang.graph import nodes
+
+    with _lock:
+        if not isinstance(nodes._SCORES, LockedCacheDict):
+            nodes._SCORES = LockedCacheDict(nodes._SCORES)
 
 
 OBSERVATIONS = ObservationCache()
@@ -104,7 +151,7 @@ def reset_all() -> None:
             mem.close()
         _memories.clear()
         _models.clear()
-        OBSERVATIONS.entries.clear()
+        OBSERVATIONS.clear()
 
 
 def install_model(ctx: Context, model: Any) -> None:

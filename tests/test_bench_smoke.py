@@ -1,0 +1,89 @@
+"""`python bench/run_all.py --quick`: the bench runs end to end and writes its table and JSON.
+
+Quick settings (3 seeds per task, 4 timed hard episodes, one calibration episode per task), no
+local-model latency (`--skip-llm`: it alone costs ~30 s of cold prompt evaluation) and no
+hybrid run (skipped under --quick without --hybrid-db). About 50 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ("easy", "medium", "hard")
+
+
+def test_quick_bench_prints_one_table_and_writes_json(tmp_path) -> None:
+    out_dir = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, "bench/run_all.py", "--quick", "--skip-llm", "--out-dir", str(out_dir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    latest = out_dir / "latest-quick.json"
+    dated = [p for p in out_dir.glob("*-quick.json") if p.name != latest.name]
+    assert latest.is_file() and len(dated) == 1
+    r = json.loads(latest.read_text())
+    assert json.loads(dated[0].read_text()) == r
+    assert proc.stdout.strip() == r["table"]
+    assert r["quick"] is True and r["seeds"] == [0, 1, 2]
+
+    for name in ("env", "graph", "policies", "rules_agent", "calibration"):
+        assert "error" not in r[name], (name, r[name])
+    env = r["env"]
+    for key in ("in_process_steps_per_s", "http_steps_per_s", "ws_steps_per_s"):
+        assert env[key] > 0
+    assert env["hard_obs_bytes_last"] > env["hard_obs_bytes_reset"] > 0
+    graph = r["graph"]
+    assert graph["overhead_ms_per_action"] > 0 and graph["checkpoint_bytes_per_episode"] > 10_000
+    assert 0 < graph["env_share_of_wall"] < 1
+    assert r["llm"] == {"skipped": "--skip-llm"}
+    assert "skipped" in r["hybrid"]
+
+    for task in TASKS:
+        for policy in ("random", "naive"):
+            q = r["policies"][task][policy]
+            assert q["episodes"] == 3 and 0 <= q["win_rate"] <= 1
+        q = r["rules_agent"]["quality"][task]
+        assert q["episodes"] == 3 and q["seeds"] == [0, 1, 2] and q["errors"] == 0
+        assert q["llm_calls_per_episode"] == 0  # fresh memory: α at its floor, rules decide
+    conc = r["rules_agent"]["concurrency"]
+    assert conc["identical_results"] is True and conc["episodes"] == 4
+    assert conc["ratio"] > 0
+
+    cal = r["calibration"]
+    assert cal["flags"] > 0 and cal["bins"]
+    assert sum(b["n"] for b in cal["bins"]) == cal["flags"]
+    for b in cal["bins"]:
+        assert 0 <= b["share_in_ring"] <= 1 and 0 <= b["mean_confidence"] <= 1
+
+    table = proc.stdout
+    for heading in (
+        "ENVIRONMENT",
+        "GRAPH",
+        "LOCAL MODEL LATENCY",
+        "DETECTION QUALITY",
+        "CONCURRENCY",
+        "RULE FLAG CALIBRATION",
+    ):
+        assert heading in table
+    for task in TASKS:
+        assert f"{task}: rules-only agent" in table and f"{task}: naive" in table
+
+
+def test_bench_rejects_bad_arguments(tmp_path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "bench/run_all.py", "--concurrency", "0", "--out-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "must be at least 1" in proc.stderr
+    assert not list(tmp_path.iterdir())
