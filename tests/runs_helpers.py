@@ -12,6 +12,8 @@ from pathlib import Path
 
 METRIC_VOLATILE = {"timestamp", "run_id", "thread_id"}
 EPISODE_VOLATILE = {"thread_id", "run_id", "started_at", "finished_at"}
+
+
 def metrics(log_dir: Path) -> list[dict]:
     rows = [json.loads(x) for x in (Path(log_dir) / "metrics.jsonl").read_text().splitlines()]
     return [{k: v for k, v in r.items() if k not in METRIC_VOLATILE} for r in rows]
@@ -56,8 +58,7 @@ def memory_tables(db: Path, run_id: str) -> dict:
         ]
         return {
             "episodes": [
-                {k: v for k, v in e.items() if k not in EPISODE_VOLATILE}
-                for e in episodes
+                {k: v for k, v in e.items() if k not in EPISODE_VOLATILE} for e in episodes
             ],
             "steps": steps,
             "reflections": reflections,

@@ -87,8 +87,14 @@ def base_state(**over) -> dict:
         "alpha": 0.5,
         "action_count": 4,
         "max_actions": 90,
-        "tally": {"agree": 0, "rule_override": 0, "llm": 0, "llm_calls": 0, "llm_tokens": 0,
-                  "llm_errors": 0},
+        "tally": {
+            "agree": 0,
+            "rule_override": 0,
+            "llm": 0,
+            "llm_calls": 0,
+            "llm_tokens": 0,
+            "llm_errors": 0,
+        },
     }
     state.update(over)
     return state
