@@ -5,21 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fakegang_env.cli import seed_range
 from fakegang_env.tasks import TASK_NAMES
 
 
 def parse_seed_range(text: str) -> list[int]:
-    """`A-B` (inclusive) or a single seed `N`."""
-    try:
-        if "-" in text:
-            lo, hi = (int(v) for v in text.split("-", 1))
-        else:
-            lo = hi = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seeds must look like A-B or N, got {text!r}") from None
-    if lo < 0 or hi < lo:
-        raise argparse.ArgumentTypeError(f"need 0 <= A <= B, got {text!r}")
-    return list(range(lo, hi + 1))
+    """`A-B` (inclusive) or a single seed `N`, as the environment CLI reads it."""
+    return list(seed_range(text))
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:

@@ -43,7 +43,7 @@ def _seed(text: str) -> int:
     return value
 
 
-def _seed_range(text: str) -> range:
+def seed_range(text: str) -> range:
     """`A-B` (inclusive) or a single seed `N`."""
     first, sep, last = text.partition("-")
     try:
@@ -201,7 +201,7 @@ def fill_env_parser(env: argparse.ArgumentParser) -> None:
     base.add_argument("--task", type=_task, required=True, help=" | ".join(TASK_NAMES))
     base.add_argument(
         "--seeds",
-        type=_seed_range,
+        type=seed_range,
         required=True,
         help="inclusive range A-B, e.g. 0-49 (or one seed N)",
     )
