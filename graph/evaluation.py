@@ -172,8 +172,6 @@ def evaluate(
         raise EvalError(f"--concurrency must be at least 1, got {concurrency}")
     if not seeds:
         raise EvalError("no seeds to play")
-    if concurrency > 1:
-        resources.install_thread_safe_node_caches()
     if env_url is not None and not _healthy(env_url):
         raise EvalError(f"no environment server answers at {env_url} (GET /health failed)")
     sink = _open_out(out)

@@ -49,42 +49,6 @@ class ObservationCache:
             self.entries.clear()
 
 
-class LockedCacheDict(dict):
-    """A dict whose FIFO-eviction idiom `d.pop(next(iter(d)))` is safe across threads.
-
-    `graph.nodes._SCORES` evicts that way without a lock; two threads evicting at once raise
-    KeyError (double pop) or RuntimeError (size changed during iteration). Iteration here walks
-    a snapshot and `pop` of a missing key returns None. `install_thread_safe_node_caches()`
-    swaps it in before episodes run concurrently (the values are pure functions of their keys,
-    so a lost entry is only recomputed).
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._lock = threading.Lock()
-
-    def __iter__(self):
-        with self._lock:
-            return iter(list(super().keys()))
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        with self._lock:
-            super().__setitem__(key, value)
-
-    def pop(self, key: Any, *default: Any) -> Any:
-        with self._lock:
-            return super().pop(key, *(default or (None,)))
-
-
-def install_thread_safe_node_caches() -> None:
-    """Make the node module's score cache safe for concurrent episodes (idempotent)."""
-    from fakegang.graph import nodes
-
-    with _lock:
-        if not isinstance(nodes._SCORES, LockedCacheDict):
-            nodes._SCORES = LockedCacheDict(nodes._SCORES)
-
-
 OBSERVATIONS = ObservationCache()
 
 
