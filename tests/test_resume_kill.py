@@ -164,13 +164,15 @@ def check_against_reference(runner: Runner, reference) -> None:
 def test_kill_and_resume_with_the_embedded_server(tmp_path, reference) -> None:
     rng = random.Random(KILL_SEED)
     runner = Runner(tmp_path)
+    # node-hook kills first (they land for sure while work is left), random moments last: a
+    # random kill may come after the run already finished, so only the hooks are counted
     plan = [
         ("step_env:end:120:8", None, signal.SIGKILL),  # action applied, checkpoint not saved
         ("reflect:end:120:0", None, signal.SIGKILL),  # memory rows written, checkpoint not
-        (None, rng.uniform(0.0, 2.5), signal.SIGKILL),
         ("step_env:start:120:12", None, signal.SIGINT),  # Ctrl-C
         ("reflect:start:120:0", None, signal.SIGKILL),
         ("observe:end:120:0", None, signal.SIGKILL),
+        (None, rng.uniform(0.0, 2.5), signal.SIGKILL),
         (None, rng.uniform(0.0, 2.5), signal.SIGKILL),
     ]
     for hook, delay, sig in plan:
@@ -193,16 +195,16 @@ def test_kill_and_resume_with_a_surviving_server(tmp_path, reference) -> None:
         runner = Runner(tmp_path, server.base_url)
         plan = [
             ("step_env:end:120:5", None, signal.SIGKILL),
-            (None, rng.uniform(0.0, 2.5), signal.SIGKILL),
             ("reflect:end:120:0", None, signal.SIGKILL),
             ("step_env:end:120:3", None, signal.SIGKILL),
+            (None, rng.uniform(0.0, 2.5), signal.SIGKILL),
             (None, rng.uniform(0.0, 2.5), signal.SIGKILL),
         ]
         for hook, delay, sig in plan:
             runner.kill_at(hook, delay, sig)
         runner.finish()
         print("kills:", runner.kills)
-        assert len(runner.kills) >= 4, runner.kills
+        assert len(runner.kills) >= 3, runner.kills
         check_against_reference(runner, reference)
         run_id = only_run_id(runner.db)
         conn = sqlite3.connect(str(runner.db))
