@@ -30,6 +30,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import builder
+from fakegang.graph.nodes import tally_columns
 from fakegang.graph.runner import environment, run_episode
 
 #: Per-episode fields that must not depend on how the episodes were scheduled.
@@ -105,12 +106,7 @@ def episode_row(state: dict, *, task: str, model: str, seed: int, index: int) ->
         "precision": result["precision"],
         "final_message": result["final_message"],
         "alpha_used": state["alpha"],
-        "mode_agree": tally["agree"],
-        "mode_rule": tally["rule_override"],
-        "mode_llm": tally["llm"],
-        "llm_calls": tally["llm_calls"],
-        "llm_tokens": tally["llm_tokens"],
-        "llm_errors": tally["llm_errors"],
+        **tally_columns(tally),
     }
 
 

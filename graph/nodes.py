@@ -283,6 +283,18 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
     }
 
 
+def tally_columns(tally: dict[str, int]) -> dict[str, int]:
+    """An episode's decision and LLM counters under their metrics/`episodes` column names."""
+    return {
+        "mode_agree": tally["agree"],
+        "mode_rule": tally["rule_override"],
+        "mode_llm": tally["llm"],
+        "llm_calls": tally["llm_calls"],
+        "llm_tokens": tally["llm_tokens"],
+        "llm_errors": tally["llm_errors"],
+    }
+
+
 def route_after_step(state: EpisodeState) -> str:
     return "reflect" if state.get("done") else "observe"
 
@@ -320,12 +332,7 @@ def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConf
         "n_reflections_used": len(state.get("lesson_ids", [])),
         "had_few_shot": int(state.get("few_shot_thread") is not None),
         "alpha_used": state["alpha"],
-        "mode_agree": tally["agree"],
-        "mode_rule": tally["rule_override"],
-        "mode_llm": tally["llm"],
-        "llm_calls": tally["llm_calls"],
-        "llm_tokens": tally["llm_tokens"],
-        "llm_errors": tally["llm_errors"],
+        **tally_columns(tally),
         "finished_at": (memory.episode(thread_id) or {}).get("finished_at") or utc_now(),
     }
     memory.upsert_episode(row)
