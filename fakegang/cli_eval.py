@@ -7,17 +7,8 @@ import json
 import sys
 
 from fakegang.cli_agent import parse_seed_range
+from fakegang_env.cli import positive
 from fakegang_env.tasks import TASK_NAMES
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -70,7 +61,7 @@ def add_eval_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--env-url", default=None)
     p.add_argument(
         "--concurrency",
-        type=positive_int,
+        type=positive(int),
         default=1,
         help="episodes played at once against the one environment server (default 1)",
     )

@@ -60,7 +60,9 @@ def seed_range(text: str) -> range:
     return range(lo, hi + 1)
 
 
-def _positive(kind: type):
+def positive(kind: type):
+    """An argparse type: a number of `kind` above zero (also used by `fakegang eval`)."""
+
     def convert(text: str):
         try:
             value = kind(text)
@@ -74,7 +76,7 @@ def _positive(kind: type):
 
 
 def _port(text: str) -> int:
-    value = _positive(int)(text)
+    value = positive(int)(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"port must be 1-65535, got {text}")
     return value
@@ -86,13 +88,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (default 8000)")
     parser.add_argument(
         "--max-episodes",
-        type=_positive(int),
+        type=positive(int),
         default=None,
         help="cap on episodes held for HTTP clients (default 256, or $FAKEGANG_MAX_EPISODES)",
     )
     parser.add_argument(
         "--episode-ttl",
-        type=_positive(float),
+        type=positive(float),
         default=None,
         help="seconds before an idle HTTP episode expires (default 1800, or "
         "$FAKEGANG_EPISODE_TTL_S)",

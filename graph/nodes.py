@@ -194,6 +194,8 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
             "error": result.error,
             "latency_s": round(result.latency_s, 3),
             "tokens": result.tokens_in + result.tokens_out,
+            "prompt_tokens": result.tokens_in,
+            "prompt_tokens_reused": result.prompt_tokens_reused,
         }
     }
 
@@ -263,6 +265,8 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
             "llm_error": llm.get("error"),
             "llm_latency_s": llm.get("latency_s"),
             "llm_tokens": llm.get("tokens"),
+            "llm_prompt_tokens": llm.get("prompt_tokens"),
+            "llm_prompt_tokens_reused": llm.get("prompt_tokens_reused"),
             "alpha": state["alpha"],
             "reward": obs.reward,
             "message": obs.message,

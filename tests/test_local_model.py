@@ -74,6 +74,7 @@ def test_real_decision_and_reflection(model):
     assert decision.ok, decision.error
     assert decision.value in choices
     assert decision.tokens_in > 100 and decision.tokens_out > 0 and not decision.tokens_estimated
+    assert decision.prompt_tokens_reused is not None  # recorded per step by llm_decide
 
     reflection = reflect(
         model,

@@ -110,3 +110,23 @@ def test_recent_win_rate_and_alpha_roundtrip(tmp_path) -> None:
     assert mem.recent_win_rate("hard") == 0.4  # last 10: t2..t11, wins t8..t11
     mem.save_alpha("hard", 0.52, 0.4, 4)
     assert mem.alpha("hard") == 0.52
+
+
+def test_a_database_from_before_the_reuse_columns_gets_them(tmp_path) -> None:
+    db = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "create table steps (thread_id text, idx integer, action text, mode text, "
+        "llm_latency_s float, primary key (thread_id, idx))"
+    )
+    conn.execute("insert into steps values ('t', 0, 'submit', 'agree', 2.5)")
+    conn.commit()
+    conn.close()
+    mem = Memory(db)
+    mem.upsert_step(
+        {"thread_id": "t", "idx": 1, "action": "submit", "mode": "llm", "llm_latency_s": 1.0,
+         "llm_prompt_tokens": 700, "llm_prompt_tokens_reused": 450}
+    )  # fmt: skip
+    rows = mem.steps("t")
+    assert [r["llm_prompt_tokens_reused"] for r in rows] == [None, 450]
+    assert rows[0]["llm_latency_s"] == 2.5  # the old row is kept as it was

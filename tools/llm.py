@@ -71,6 +71,8 @@ class LLMCallResult:
     attempts: int = 1
     raw: str = ""  # raw text (truncated to ~500 chars) for traces
     tokens_estimated: bool = False  # True when the provider reported no usage (chars / 4)
+    # prompt tokens served from the model's KV cache (the local model reports it; None elsewhere)
+    prompt_tokens_reused: int | None = None
 
 
 class _CallTimeout(TimeoutError):
@@ -268,6 +270,8 @@ def _fill_usage(result: LLMCallResult, message: Any, prompt_chars: int) -> None:
     if usage:
         result.tokens_in = int(usage.get("input_tokens", 0))
         result.tokens_out = int(usage.get("output_tokens", 0))
+        reused = (getattr(message, "response_metadata", None) or {}).get("prompt_tokens_reused")
+        result.prompt_tokens_reused = int(reused) if reused is not None else None
     else:
         result.tokens_in = prompt_chars // 4
         result.tokens_out = len(_raw_text(message)) // 4 if message is not None else 0

@@ -137,6 +137,8 @@ class Memory:
                     "llm_error": str,
                     "llm_latency_s": float,
                     "llm_tokens": int,
+                    "llm_prompt_tokens": int,
+                    "llm_prompt_tokens_reused": int,
                     "alpha": float,
                     "reward": float,
                     "message": str,
@@ -187,10 +189,20 @@ class Memory:
                 pk="thread_id",
                 if_not_exists=True,
             )
+            # databases written before these columns existed get them added (values stay NULL)
+            self._add_missing_columns(
+                "steps", {"llm_prompt_tokens": int, "llm_prompt_tokens_reused": int}
+            )
             self.db["episodes"].create_index(["task", "finished_at"], if_not_exists=True)
             self.db["episodes"].create_index(["run_id", "episode"], if_not_exists=True)
             self.db["reflections"].create_index(["task", "id"], if_not_exists=True)
             self.db["reflections"].create_index(["thread_id"], unique=True, if_not_exists=True)
+
+    def _add_missing_columns(self, table: str, columns: dict[str, type]) -> None:
+        existing = self.db[table].columns_dict
+        for name, kind in columns.items():
+            if name not in existing:
+                self.db[table].add_column(name, kind)
 
     # ------------------------------------------------------------------ writes
     def _write(self, table: str, row: dict[str, Any], pk: str | tuple[str, ...]) -> None:
