@@ -1,13 +1,14 @@
 """LLM call latency: decisions with a cold prompt vs. with the KV-cache prefix reused, and
 reflections.  Prints a table (run by `make bench`).
 
-Prompts are the agent's real ones: successive steps of an easy episode (rule engine driving),
+Prompts are the agent's real ones: the successive inspect steps of hard episodes (rule engine
+driving; where a trained run asks the LLM most: 652 of 848 calls in a measured `make run`),
 rendered by `fakegang.tools.prompting` with 4 lessons and a few-shot trajectory in the stable
 part, the per-step case last.  "cold" resets the llama.cpp context before each call so the
 whole prompt is evaluated; "prefix reuse" runs the steps in order as an episode does, so only
 the changed suffix is evaluated.  For non-local models "cold" cannot be forced and is skipped.
 
-Usage: python bench/llm_latency.py [--model local] [--calls 5]
+Usage: python bench/llm_latency.py [--model local] [--calls 5] [--task hard]
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ LESSONS = [
 ]
 
 
-def episode_prompts(n: int) -> tuple[list[tuple[str, str, list[str]]], tuple[str, str], str]:
-    """n+1 decision prompts from successive steps of one episode, a reflection prompt, source."""
+def episode_prompts(
+    n: int, task: str = "hard"
+) -> tuple[list[tuple[str, str, list[str]]], tuple[str, str], str]:
+    """n+1 decision prompts from the successive inspect steps of `task` episodes (the steps at
+    which a trained agent consults the LLM), a reflection prompt, and a label of the source."""
     from fakegang.tools.actions import parse_action
     from fakegang.tools.memory import Reflection, Trajectory
     from fakegang.tools.prompting import (
@@ -48,9 +52,9 @@ def episode_prompts(n: int) -> tuple[list[tuple[str, str, list[str]]], tuple[str
     from fakegang_env.schema import PlainObservation
     from fakegang_env.server.episode import Episode
 
-    lessons = [Reflection(i, "easy", f"t{i}", text, False, -1.0) for i, text in enumerate(LESSONS)]
+    lessons = [Reflection(i, task, f"t{i}", text, False, -1.0) for i, text in enumerate(LESSONS)]
     few_shot = Trajectory(
-        "easy",
+        task,
         "t9",
         1.8,
         0.9,
@@ -60,14 +64,15 @@ def episode_prompts(n: int) -> tuple[list[tuple[str, str, list[str]]], tuple[str
     )
     prompts: list[tuple[str, str, list[str]]] = []
     for seed in range(10):
-        episode = Episode("easy", seed)
+        episode = Episode(task, seed)
         obs = PlainObservation(**episode.observation())
         starting = list(obs.visible_account_ids)
         while len(prompts) < n + 1 and not obs.done:
             proposal = propose(obs, starting)
-            case = render_case(obs, proposal.likelihood, proposal.frontier)
-            system, user = decision_messages(lessons, few_shot, case, proposal.choices)
-            prompts.append((system, user, list(proposal.choices)))
+            if proposal.action.startswith("inspect"):
+                case = render_case(obs, proposal.likelihood, proposal.frontier)
+                system, user = decision_messages(lessons, few_shot, case, proposal.choices)
+                prompts.append((system, user, list(proposal.choices)))
             action_type, account_id = parse_action(proposal.action)
             if action_type == "submit":
                 break
@@ -84,7 +89,8 @@ def episode_prompts(n: int) -> tuple[list[tuple[str, str, list[str]]], tuple[str
         action_log=["INSPECT u_1a2b3c", "FLAG u_1a2b3c", "INSPECT u_44aa01", "SUBMIT"],
         modes={"agree": 3, "rule_override": 20, "llm": 7},
     )
-    return prompts, reflection, "agent prompts (fakegang.tools.prompting, 4 lessons + few-shot)"
+    label = f"agent prompts, {task} inspect steps (fakegang.tools.prompting, 4 lessons + few-shot)"
+    return prompts, reflection, label
 
 
 def synthetic_prompts(n: int) -> tuple[list[tuple[str, str, list[str]]], tuple[str, str], str]:
@@ -116,6 +122,11 @@ def _llama_of(model: Any) -> Any | None:
     return get_llama(model.model_path, model.n_ctx, model.n_threads)
 
 
+def _new_tokens(results: list[LLMCallResult], reused: list[int]) -> int:
+    """Median prompt tokens evaluated afresh (not served from the KV cache) per call."""
+    return int(_median([r.tokens_in - n for r, n in zip(results, reused, strict=True)]))
+
+
 def _reused(llama: Any, call: Callable[[], LLMCallResult]) -> tuple[LLMCallResult, int]:
     """Run `call`; return its result and how many prompt tokens llama.cpp kept from before."""
     if llama is None:
@@ -131,7 +142,7 @@ def _reused(llama: Any, call: Callable[[], LLMCallResult]) -> tuple[LLMCallResul
     return result, min(n, result.tokens_in)
 
 
-def run(model_spec: str, calls: int, timeout_s: float) -> int:
+def run(model_spec: str, calls: int, timeout_s: float, task: str = "hard") -> int:
     settings = ModelSettings(spec=model_spec, timeout_s=timeout_s, max_retries=0)
     load_before = os.getloadavg()[0]
     started = time.monotonic()
@@ -139,7 +150,7 @@ def run(model_spec: str, calls: int, timeout_s: float) -> int:
     llama = _llama_of(model)
     load_s = time.monotonic() - started
     try:
-        prompts, (r_system, r_user), source = episode_prompts(calls)
+        prompts, (r_system, r_user), source = episode_prompts(calls, task)
     except Exception as exc:  # noqa: BLE001 - fall back, and say so
         print(f"(agent prompt builders failed: {type(exc).__name__}: {exc})")
         prompts, (r_system, r_user), source = synthetic_prompts(calls)
@@ -188,7 +199,7 @@ def run(model_spec: str, calls: int, timeout_s: float) -> int:
     )
     header = (
         f"{'measurement':<28} {'ok':>5} {'median s':>9} {'min s':>7} {'max s':>7} "
-        f"{'prompt tok':>10} {'reused tok':>10} {'out tok':>8}"
+        f"{'prompt tok':>10} {'reused tok':>10} {'new tok':>8} {'out tok':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -201,6 +212,7 @@ def run(model_spec: str, calls: int, timeout_s: float) -> int:
             f"{min(latencies):>7.2f} {max(latencies):>7.2f} "
             f"{approx + str(int(_median([r.tokens_in for r in results]))):>10} "
             f"{int(_median(reused)) if llama is not None else 'n/a':>10} "
+            f"{_new_tokens(results, reused) if llama is not None else 'n/a':>8} "
             f"{approx + str(int(_median([r.tokens_out for r in results]))):>8}"
         )
     failures = [r.error for _, results, _ in rows for r in results if not r.ok]
@@ -217,9 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="local")
     parser.add_argument("--calls", type=int, default=5, help="calls per row (median of these)")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--task", choices=("easy", "medium", "hard"), default="hard")
     args = parser.parse_args(argv)
     try:
-        return run(args.model, max(1, args.calls), args.timeout)
+        return run(args.model, max(1, args.calls), args.timeout, args.task)
     except Exception as exc:  # noqa: BLE001 - a bench prints, it does not trace back
         print(f"bench failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -14,21 +14,25 @@ Sections (each fails on its own: an error is shown in its row, the others still 
 * quality per task on seeds 0-49: `random` and `naive` (fakegang_env.policies.run_policy,
   in-process), the rules-only agent (the graph with `--model fake` on a fresh memory, so α stays
   at its floor and the rules decide) and the hybrid agent with the local model after training;
+* training (the main job): `train.py` — the program `make run` runs, 50-episode curriculum with
+  the local model — played in a subprocess on a fresh database with `--seed-offset 1000` (so the
+  hybrid evaluation seeds 0-2 are unseen), timed, and summarised by bench/training_run.py: LLM
+  calls per task, agree / rule_override / llm shares, decision latency with and without the
+  KV-cache prefix reused;
 * concurrency: wall time of 40 hard rules-agent episodes played sequentially / with
   `--concurrency 8` against one server process (their results must be identical);
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning
   runs written by this bench, binned by `rule_confidence`: share truly in the ring
   (`generate_network(task, seed).gang_ids`) vs the bin's mean confidence.
 
-Hybrid default (the local model costs seconds per decision on 2 shared cores, so seeds 0-49 of
-three tasks would take hours): train 1 episode per task on seeds 1000+ with `--model local`
-into a fresh memory (its win stores a lesson and a few-shot example and lifts α from its floor
-to 0.43, so the LLM is consulted whenever the rules are less sure than that), then evaluate
-that memory on seeds 0-2 of each task within a wall-time budget (`--hybrid-budget-min`, 12,
-shared out task by task); episodes not started within it are reported as skipped (a started
-hard episode may overrun it by a few minutes).
-`--hybrid-db PATH` evaluates an existing training memory instead (no training);
-`--hybrid-seeds 0-49` widens the evaluation.
+Hybrid (the local model costs seconds per decision on 2 shared cores, so seeds 0-49 of three
+tasks would take hours): the memory the training section left (lessons, best trajectories, α
+per task) is evaluated on seeds 0-2 of each task within a wall-time budget
+(`--hybrid-budget-min`, 12, shared out task by task); episodes not started within it are
+reported as skipped (a started hard episode may overrun it by a few minutes).
+`--training-db PATH` summarises an existing training run instead of playing one (and its memory
+is the hybrid's); `--hybrid-db PATH` evaluates another memory; `--hybrid-seeds 0-49` widens the
+evaluation. `--skip-training` (and `--quick`) skip the 15-20 minute training run.
 
 Writes bench/results/latest.json and a dated copy (`--quick`: latest-quick.json).
 """
@@ -57,6 +61,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 import env_speed  # noqa: E402  (bench/env_speed.py)
+import training_run  # noqa: E402  (bench/training_run.py)
 
 from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
@@ -68,7 +73,7 @@ from fakegang_env.policies import run_policy  # noqa: E402
 from fakegang_env.server.generator import generate_network  # noqa: E402
 
 TASKS = ("easy", "medium", "hard")
-MODE_KEYS = (("agree", "mode_agree"), ("rule_override", "mode_rule"), ("llm", "mode_llm"))
+MODE_KEYS = training_run.MODES
 CAL_BINS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
 
 
@@ -259,6 +264,7 @@ def bench_llm(calls: int, cold_calls: int) -> dict:
         "median_s_prefix_reused": round(statistics.median(r.latency_s for r in warm), 2),
         "prompt_tokens_median": int(statistics.median(r.tokens_in for r in warm)),
         "reused_tokens_median": int(statistics.median(reused)),
+        "new_tokens_median": llm_latency._new_tokens(warm, reused),
         "ok": sum(r.ok for r in warm + cold),
         "calls": len(warm) + len(cold),
     }
@@ -314,47 +320,32 @@ def bench_rules_agent(
     return {"quality": quality, "concurrency": ratio}
 
 
-def bench_hybrid(env_url: str, args: argparse.Namespace, work: Path) -> dict:
+def bench_training(args: argparse.Namespace, work: Path) -> dict:
+    """The main job: summarise `--training-db`, or play `train.py` on a fresh database."""
+    if args.training_db:
+        out = training_run.summarise(args.training_db)
+        out["_db"] = args.training_db
+        return out
     if not llama_available():
         return {"skipped": "llama_cpp not installed"}
+    db = work / "training.sqlite"
+    played = training_run.play(
+        db, episodes=args.training_episodes, seed_offset=1000, log=work / "training.log"
+    )
+    return {**training_run.summarise(db), **played, "_db": str(db)}
+
+
+def bench_hybrid(env_url: str, args: argparse.Namespace, memory: str | None) -> dict:
+    """Evaluate a trained memory with the local model on a few unseen seeds per task."""
+    if not llama_available():
+        return {"skipped": "llama_cpp not installed"}
+    db = args.hybrid_db or memory
+    if not db:
+        return {"skipped": "no training memory (training skipped or failed; pass --hybrid-db)"}
+    if not Path(db).is_file():
+        raise FileNotFoundError(f"training memory {db} does not exist")
     out: dict[str, Any] = {"seeds": args.hybrid_seeds}
-    if args.hybrid_db:
-        db = args.hybrid_db
-        if not Path(db).is_file():
-            raise FileNotFoundError(f"--hybrid-db {db} does not exist")
-        out["memory"] = f"given training memory {db}"
-    else:
-        db = str(work / "hybrid.sqlite")
-        log = work / "hybrid-train.log"
-        t0 = time.monotonic()
-        trained = {}
-        with log.open("w") as fh:
-            for task in TASKS:
-                opts = TrainOptions(
-                    env_url=env_url,
-                    task=task,
-                    episodes=args.hybrid_train,
-                    model="local",
-                    db=db,
-                    seed_offset=1000,
-                    log_dir=str(work / f"hybrid-runs-{task}"),
-                )
-                print(f"[bench] hybrid: training {task} ...", file=sys.stderr, flush=True)
-                run = train(opts, out=fh)
-                rows = [json.loads(x) for x in Path(run["metrics"]).read_text().splitlines()]
-                trained[task] = {
-                    "episodes": len(rows),
-                    "wins": sum(r["won"] for r in rows),
-                    "llm_calls": sum(r["llm_calls"] for r in rows),
-                    "alpha_after": _alpha(db, task),
-                }
-        out["memory"] = (
-            f"short training: {args.hybrid_train} episodes per task on seeds 1000+ "
-            f"with --model local into a fresh memory"
-        )
-        out["training"] = trained
-        out["training_s"] = round(time.monotonic() - t0, 1)
-        out["_db"] = db
+    out["memory"] = f"given memory {db}" if args.hybrid_db else "the training section's memory"
     # The budget is shared out as the tasks come: what easy leaves unused goes to the later ones.
     end = time.monotonic() + args.hybrid_budget_min * 60
     out["quality"] = {}
@@ -508,7 +499,7 @@ def table(r: dict) -> str:
             ),
         ]
     llm = r.get("llm", {})
-    rows.append(("LOCAL MODEL LATENCY per decision", ""))
+    rows.append(("LOCAL MODEL LATENCY per decision (hard inspect-step prompts)", ""))
     if "skipped" in llm:
         rows.append(("  local model", f"skipped: {llm['skipped']}"))
     elif not err(llm):
@@ -517,7 +508,7 @@ def table(r: dict) -> str:
                 "  median, prefix reused",
                 f"{llm['median_s_prefix_reused']:.2f} s  ({llm['decisions_prefix_reused']} "
                 f"calls, {llm['reused_tokens_median']}/{llm['prompt_tokens_median']} prompt "
-                "tokens reused)",
+                f"tokens reused, {llm.get('new_tokens_median', '?')} evaluated)",
             )
         )
         if "median_s_cold" in llm:
@@ -527,6 +518,12 @@ def table(r: dict) -> str:
                     f"{llm['median_s_cold']:.2f} s  ({llm['decisions_cold']})",
                 )
             )
+    tr = r.get("training", {})
+    rows.append(("TRAINING RUN (the main job: `make run` = python train.py, local model)", ""))
+    if "skipped" in tr:
+        rows.append(("  training", f"skipped: {tr['skipped']}"))
+    elif tr and not err(tr):
+        rows += training_run.table_rows(tr)
     pol = r.get("policies", {})
     rules = r.get("rules_agent", {})
     hyb = r.get("hybrid", {})
@@ -544,16 +541,6 @@ def table(r: dict) -> str:
             rows.append((f"  {task}: hybrid (local model)", _fmt_quality(hq)))
     if "memory" in hyb:
         rows.append(("  hybrid memory", hyb["memory"]))
-    if "training" in hyb:
-        tr = hyb["training"]
-        rows.append(
-            (
-                "  hybrid training",
-                f"{sum(t['wins'] for t in tr.values())}/{sum(t['episodes'] for t in tr.values())} "
-                f"wins, {sum(t['llm_calls'] for t in tr.values())} LLM calls, "
-                f"{hyb['training_s']:.0f} s",
-            )
-        )
     if "quality" in hyb:
         alphas = ", ".join(f"{t} {q.get('alpha')}" for t, q in hyb["quality"].items())
         rows.append(
@@ -607,7 +594,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ratio-episodes", type=int, default=None, help="hard episodes timed (40)")
     p.add_argument("--hybrid-db", default=None, help="evaluate this training memory (no training)")
     p.add_argument("--hybrid-seeds", type=parse_seed_range, default=None, help="default 0-2")
-    p.add_argument("--hybrid-train", type=int, default=1, help="training episodes per task")
+    p.add_argument("--training-db", default=None, help="summarise this run instead of training")
+    p.add_argument("--training-episodes", type=int, default=50, help="train.py --episodes")
+    p.add_argument("--skip-training", action="store_true")
     p.add_argument(
         "--hybrid-budget-min", type=float, default=12.0, help="hybrid evaluation wall budget"
     )
@@ -622,11 +611,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.ratio_episodes = args.ratio_episodes or (4 if q else 40)
     args.hybrid_seeds = args.hybrid_seeds or ([0] if q else [0, 1, 2])
     args.calibration_episodes = args.calibration_episodes or (1 if q else 10)
-    if args.concurrency < 1 or args.ratio_episodes < 1 or args.hybrid_train < 1:
-        p.error("--concurrency, --ratio-episodes and --hybrid-train must be at least 1")
+    if args.concurrency < 1 or args.ratio_episodes < 1 or args.training_episodes < 1:
+        p.error("--concurrency, --ratio-episodes and --training-episodes must be at least 1")
     if q:
         args.concurrency = min(args.concurrency, 4)
-        args.skip_hybrid = args.skip_hybrid or not args.hybrid_db
+        args.skip_training = args.skip_training or not args.training_db
+        args.skip_hybrid = args.skip_hybrid or not (args.hybrid_db or args.training_db)
     return args
 
 
@@ -653,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.skip_llm:
             r["llm"] = {"skipped": "--skip-llm"}
         else:
-            section("llm", r, lambda: bench_llm(2 if args.quick else 5, 0 if args.quick else 2))
+            section("llm", r, lambda: bench_llm(2 if args.quick else 10, 0 if args.quick else 3))
         section("policies", r, lambda: bench_policies(args.seeds))
         ratio_seeds = list(range(args.ratio_episodes))
         section(
@@ -662,21 +652,27 @@ def main(argv: list[str] | None = None) -> int:
             lambda: bench_rules_agent(url, args.seeds, ratio_seeds, args.concurrency, work),
         )
         section("calibration_run", r, lambda: calibration_run(url, args.calibration_episodes, work))
+        if args.skip_training:
+            why = "--quick (pass --training-db)" if args.quick else "--skip-training"
+            r["training"] = {"skipped": why}
+        else:  # after the timed sections: the run must have the 2 cores to itself
+            section("training", r, lambda: bench_training(args, work))
         if args.skip_hybrid:
             why = "--quick (pass --hybrid-db to include it)" if args.quick else "--skip-hybrid"
             r["hybrid"] = {"skipped": why}
         else:
-            section("hybrid", r, lambda: bench_hybrid(url, args, work))
+            memory = r.get("training", {}).get("_db")
+            section("hybrid", r, lambda: bench_hybrid(url, args, memory))
         dbs = [r["calibration_run"]] if isinstance(r.get("calibration_run"), str) else []
         dbs += r.get("graph", {}).get("_dbs", [])
-        if r.get("hybrid", {}).get("_db"):
-            dbs.append(r["hybrid"]["_db"])
+        if r.get("training", {}).get("_db"):
+            dbs.append(r["training"]["_db"])
         section("calibration", r, lambda: flag_calibration(dbs))
         if isinstance(r.get("calibration"), dict) and "error" not in r["calibration"]:
             r["calibration"]["sources"] = [
                 "--model fake learning runs on seeds 2000+",
                 "graph-overhead episodes",
-            ] + (["hybrid training run"] if r.get("hybrid", {}).get("_db") else [])
+            ] + (["the training run"] if r.get("training", {}).get("_db") else [])
     finally:
         if server is not None:
             server.terminate()

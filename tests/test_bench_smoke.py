@@ -1,8 +1,9 @@
 """`python bench/run_all.py --quick`: the bench runs end to end and writes its table and JSON.
 
 Quick settings (3 seeds per task, 4 timed hard episodes, one calibration episode per task), no
-local-model latency (`--skip-llm`: it alone costs ~30 s of cold prompt evaluation) and no
-hybrid run (skipped under --quick without --hybrid-db). About 50 s on 2 cores.
+local-model latency (`--skip-llm`: it alone costs ~30 s of cold prompt evaluation), no hybrid
+run (`--skip-hybrid`), and the training section summarising a small real training memory
+(`--training-db`) instead of playing the 50-episode `train.py`. About 50 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -16,10 +17,27 @@ ROOT = Path(__file__).resolve().parents[1]
 TASKS = ("easy", "medium", "hard")
 
 
-def test_quick_bench_prints_one_table_and_writes_json(tmp_path) -> None:
+def _training_memory(env_url: str, tmp_path: Path) -> tuple[Path, str]:
+    """A real (small) training run's memory: 2 easy episodes with the stand-in model."""
+    import io
+
+    from fakegang.graph.runner import TrainOptions, train
+
+    db = tmp_path / "training.sqlite"
+    opts = TrainOptions(
+        env_url=env_url, task="easy", episodes=2, model="fake", db=str(db),
+        log_dir=str(tmp_path / "runs"),
+    )  # fmt: skip
+    run = train(opts, out=io.StringIO())
+    return db, run["run_id"]
+
+
+def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None:
     out_dir = tmp_path / "results"
+    db, run_id = _training_memory(env_url, tmp_path)
+    cmd = [sys.executable, "bench/run_all.py", "--quick", "--skip-llm", "--skip-hybrid"]
     proc = subprocess.run(
-        [sys.executable, "bench/run_all.py", "--quick", "--skip-llm", "--out-dir", str(out_dir)],
+        [*cmd, "--training-db", str(db), "--out-dir", str(out_dir)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -45,6 +63,10 @@ def test_quick_bench_prints_one_table_and_writes_json(tmp_path) -> None:
     assert 0 < graph["env_share_of_wall"] < 1
     assert r["llm"] == {"skipped": "--skip-llm"}
     assert "skipped" in r["hybrid"]
+    training = r["training"]
+    assert training["episodes"] == training["episodes_planned"] == 2
+    assert training["tasks"]["easy"]["wins"] <= 2 and "hard" not in training["tasks"]
+    assert training["run_id"] == run_id and training["model"] == "fake"
 
     for task in TASKS:
         for policy in ("random", "naive"):
@@ -71,8 +93,10 @@ def test_quick_bench_prints_one_table_and_writes_json(tmp_path) -> None:
         "DETECTION QUALITY",
         "CONCURRENCY",
         "RULE FLAG CALIBRATION",
+        "TRAINING RUN",
     ):
         assert heading in table
+    assert "2/2 episodes, run " in table and "decision latency, median" in table
     for task in TASKS:
         assert f"{task}: rules-only agent" in table and f"{task}: naive" in table
 

@@ -1,8 +1,8 @@
 """Prompt rendering from the editable templates in prompts/.
 
 The decision prompt is ordered for llama.cpp's KV-cache prefix reuse: the system prompt, lessons
-and few-shot example (stable for a whole episode) come first, the per-step case last, so each
-step only pays for its new suffix.
+and few-shot example (stable for a whole episode) come first, the per-step case last (itself
+ordered slowest-changing line first), so each step only pays for its new suffix.
 """
 
 from __future__ import annotations
@@ -51,14 +51,17 @@ def render_case(
     frontier: dict[str, float],
 ) -> str:
     """A compact view of the case (a small local model pays for every token of it each step):
-    budget, flags, the unflagged accounts with the strongest evidence, the likeliest frontier."""
+    the unflagged accounts with the strongest evidence, the likeliest frontier, the last result,
+    then budget and flags.
+
+    Ordered by how often a line changes between two LLM calls, slowest first: the top
+    unflagged profiles often stay the same for many steps, the frontier changes with every
+    inspect, the budget line every step. llama.cpp reuses the prompt up to the first changed
+    token, so this order cuts the tokens evaluated per call on hard inspect steps from 282 to
+    165 and a decision from 1.73 to 1.27 s (median; `python bench/llm_latency.py --calls 10`)."""
     profiles = {p.account_id: p for p in obs.visible_accounts}
     flagged = set(obs.flagged_ids)
-    lines = [
-        f"{obs.task} | steps left {obs.steps_remaining}/{obs.max_steps} | "
-        f"flagged {len(flagged)} | inspected {len(obs.inspected_ids)} | "
-        f"evasions {obs.evasion_count}",
-    ]
+    lines: list[str] = []
     ranked = sorted(
         ((a, p) for a, p in likelihood.items() if a not in flagged), key=lambda kv: -kv[1]
     )[:CASE_PROFILES]
@@ -75,6 +78,11 @@ def render_case(
         top = sorted(frontier.items(), key=lambda kv: -kv[1])[:CASE_FRONTIER]
         lines.append("Uninspected: " + " ".join(f"{x} P={q:.2f}" for x, q in top))
     lines.append(f"Last: {obs.message[:120]}")
+    lines.append(
+        f"{obs.task} | steps left {obs.steps_remaining}/{obs.max_steps} | "
+        f"flagged {len(flagged)} | inspected {len(obs.inspected_ids)} | "
+        f"evasions {obs.evasion_count}"
+    )
     return "\n".join(lines)
 
 
