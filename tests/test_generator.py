@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from bench_modules import load_bench
 
 from fakegang_env.server.generator import (
     NUMERIC_SIGNALS,
@@ -18,15 +17,6 @@ from fakegang_env.server.generator import (
     network_to_dict,
 )
 from fakegang_env.tasks import TASKS
-
-_BENCH = Path(__file__).resolve().parents[1] / "bench" / "env_calibration.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("env_calibration", _BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.parametrize("task", list(TASKS))
@@ -171,7 +161,7 @@ def test_lookalikes_share_single_signals_with_the_ring():
 
 
 def test_no_single_signal_separates_on_hard_and_medium():
-    bench = _bench()
+    bench = load_bench("env_calibration")
     for task, limit in (("medium", 0.75), ("hard", 0.60)):
         f1s = [bench.single_signal_f1(generate_network(task, s)) for s in range(6)]
         for sig in NUMERIC_SIGNALS:
@@ -180,7 +170,7 @@ def test_no_single_signal_separates_on_hard_and_medium():
 
 
 def test_best_threshold_f1_by_hand():
-    bench = _bench()
+    bench = load_bench("env_calibration")
     assert bench.best_threshold_f1([1, 2, 3, 4], [False, False, True, True]) == 1.0
     assert bench.best_threshold_f1([4, 3, 2, 1], [False, False, True, True]) == 1.0  # <= rule
     # 3 positives mixed with 1 negative at the top: best is x >= 1 -> 2*3/(4+3)

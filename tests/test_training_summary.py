@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import sqlite3
-from pathlib import Path
 
 import pytest
+from bench_modules import load_bench
 
 from fakegang.tools.memory import Memory
 
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "training_run.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("training_run", _PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-training_run = _module()
+training_run = load_bench("training_run")
 
 
 def _episode(mem: Memory, n: int, task: str, start: str, end: str, **counts) -> str:
