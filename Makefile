@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-# llama-cpp-python is built from source (no Linux wheel on PyPI; 7-15 min on 2 cores), for a
+# llama-cpp-python is built from source (no Linux wheel on PyPI; 4-15 min on 2 cores), for a
 # portable CPU level instead of -march=native: a native build compiles in whatever the build CPU
 # has (AMX-INT8 on recent Xeons, whose matmul path segfaults where the kernel does not grant AMX,
 # as in this sandbox), and pip's wheel cache would hand that wheel to any other CPU later.
@@ -20,7 +20,7 @@ setup: $(STAMP)
 
 llama-wheel:
 	@ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
-	  echo "building llama-cpp-python $(LLAMA_VERSION) ($(or $(LLAMA_CMAKE_ARGS),default flags)); 7-15 min on 2 cores"; \
+	  echo "building llama-cpp-python $(LLAMA_VERSION) ($(or $(LLAMA_CMAKE_ARGS),default flags)); 4-15 min on 2 cores"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel -q --no-deps --no-cache-dir \
 	    --no-binary llama-cpp-python -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); }
 
