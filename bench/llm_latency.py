@@ -131,15 +131,11 @@ def _reused(llama: Any, call: Callable[[], LLMCallResult]) -> tuple[LLMCallResul
     """Run `call`; return its result and how many prompt tokens llama.cpp kept from before."""
     if llama is None:
         return call(), 0
+    from fakegang.tools.local_llm import _common_prefix
+
     before = list(llama._input_ids)
     result = call()
-    after = list(llama._input_ids)
-    n = 0
-    for a, b in zip(before, after, strict=False):
-        if a != b:
-            break
-        n += 1
-    return result, min(n, result.tokens_in)
+    return result, min(_common_prefix(before, llama._input_ids), result.tokens_in)
 
 
 def run(model_spec: str, calls: int, timeout_s: float, task: str = "hard") -> int:
