@@ -41,16 +41,13 @@ def episode_prompts(
 ) -> tuple[list[tuple[str, str, list[str]]], tuple[str, str], str]:
     """n+1 decision prompts from the successive inspect steps of `task` episodes (the steps at
     which a trained agent consults the LLM), a reflection prompt, and a label of the source."""
-    from fakegang.tools.actions import parse_action
     from fakegang.tools.memory import Reflection, Trajectory
     from fakegang.tools.prompting import (
         decision_messages,
         reflection_messages,
         render_case,
     )
-    from fakegang.tools.rules import propose
-    from fakegang_env.schema import PlainObservation
-    from fakegang_env.server.episode import Episode
+    from fakegang.tools.rule_player import play_rules
 
     lessons = [Reflection(i, task, f"t{i}", text, False, -1.0) for i, text in enumerate(LESSONS)]
     few_shot = Trajectory(
@@ -63,22 +60,18 @@ def episode_prompts(
         "[WIN] TP=5 FP=0 FN=0 Recall=1.00 Precision=1.00 Episode reward=+1.80",
     )
     prompts: list[tuple[str, str, list[str]]] = []
+
+    def collect(_episode, obs, _starting, proposal) -> None:
+        if proposal.action.startswith("inspect"):
+            case = render_case(obs, proposal.likelihood, proposal.frontier)
+            system, user = decision_messages(lessons, few_shot, case, proposal.choices)
+            prompts.append((system, user, list(proposal.choices)))
+
     for seed in range(10):
-        episode = Episode(task, seed)
-        obs = PlainObservation(**episode.observation())
-        starting = list(obs.visible_account_ids)
-        while len(prompts) < n + 1 and not obs.done:
-            proposal = propose(obs, starting)
-            if proposal.action.startswith("inspect"):
-                case = render_case(obs, proposal.likelihood, proposal.frontier)
-                system, user = decision_messages(lessons, few_shot, case, proposal.choices)
-                prompts.append((system, user, list(proposal.choices)))
-            action_type, account_id = parse_action(proposal.action)
-            if action_type == "submit":
-                break
-            obs = PlainObservation(**episode.step(action_type, account_id))
+        play_rules(task, seed, collect)
         if len(prompts) >= n + 1:
             break
+    prompts = prompts[: n + 1]
     reflection = reflection_messages(
         won=False,
         episode=7,
@@ -131,11 +124,11 @@ def _reused(llama: Any, call: Callable[[], LLMCallResult]) -> tuple[LLMCallResul
     """Run `call`; return its result and how many prompt tokens llama.cpp kept from before."""
     if llama is None:
         return call(), 0
-    from fakegang.tools.local_llm import _common_prefix
+    from fakegang.tools.local_llm import common_prefix_length
 
     before = list(llama._input_ids)
     result = call()
-    return result, min(_common_prefix(before, llama._input_ids), result.tokens_in)
+    return result, min(common_prefix_length(before, llama._input_ids), result.tokens_in)
 
 
 def run(model_spec: str, calls: int, timeout_s: float, task: str = "hard") -> int:

@@ -32,7 +32,7 @@ per task) is evaluated on seeds 0-2 of each task within a wall-time budget
 reported as skipped (a started hard episode may overrun it by a few minutes).
 `--training-db PATH` summarises an existing training run instead of playing one (and its memory
 is the hybrid's); `--hybrid-db PATH` evaluates another memory; `--hybrid-seeds 0-49` widens the
-evaluation. `--skip-training` (and `--quick`) skip the 15-20 minute training run.
+evaluation. `--skip-training` (and `--quick`) skip the 20-27 minute training run.
 
 Writes bench/results/latest.json and a dated copy (`--quick`: latest-quick.json).
 """
@@ -69,11 +69,11 @@ from fakegang.graph.context import Context  # noqa: E402
 from fakegang.graph.evaluation import comparable, evaluate  # noqa: E402
 from fakegang.graph.graph import compile_with_sqlite  # noqa: E402
 from fakegang.graph.runner import TrainOptions, run_episode, train  # noqa: E402
+from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
 from fakegang_env.policies import run_policy  # noqa: E402
 from fakegang_env.server.generator import generate_network  # noqa: E402
 
 TASKS = ("easy", "medium", "hard")
-MODE_KEYS = training_run.MODES
 CAL_BINS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
 
 
@@ -117,7 +117,7 @@ def quality_row(rows: list[dict]) -> dict:
         "mean_grader": round(sum(r["grader_score"] or 0 for r in ok) / n, 4),
         "mean_steps": round(sum(r["steps_used"] for r in ok) / n, 2),
         "llm_calls_per_episode": round(sum(r.get("llm_calls", 0) for r in ok) / n, 2),
-        "modes": {mode: sum(r.get(key, 0) for r in ok) for mode, key in MODE_KEYS},
+        "modes": {mode: sum(r.get(key, 0) for r in ok) for mode, key in MODE_COLUMNS.items()},
         "errors": sum("error" in r for r in rows),
         "skipped": sum(bool(r.get("skipped")) for r in rows),
     }

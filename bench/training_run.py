@@ -28,9 +28,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from fakegang.tools.alpha import MODE_COLUMNS
+
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("easy", "medium", "hard")
-MODES = (("agree", "mode_agree"), ("rule_override", "mode_rule"), ("llm", "mode_llm"))
 REUSED_SHARE = 0.5  # at least this share of the prompt from the KV cache = "prefix reused"
 
 
@@ -138,7 +139,7 @@ def summarise(db: str | Path, run_id: str | None = None) -> dict[str, Any]:
             threads = [e["thread_id"] for e in rows]
             marks = ",".join("?" * len(threads))
             steps = _rows(conn, f"select * from steps where thread_id in ({marks})", threads)
-            modes = {m: sum(e[col] or 0 for e in rows) for m, col in MODES}
+            modes = {m: sum(e[col] or 0 for e in rows) for m, col in MODE_COLUMNS.items()}
             decisions = sum(modes.values()) or 1
             out["tasks"][task] = {
                 "episodes": len(rows),

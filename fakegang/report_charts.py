@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fakegang.report_data import WIN_WINDOW, phases, sliding_win_rate
+from fakegang.tools.alpha import MODE_COLUMNS
 
 TASK_COLORS = {"easy": "#2ca02c", "medium": "#ff7f0e", "hard": "#d62728"}
 MODE_COLORS = {"agree": "#2ca02c", "rule_override": "#7f7f7f", "llm": "#ff7f0e"}
@@ -109,7 +110,7 @@ def modes_png(rows: list[dict], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(10, 3.8), dpi=100)
     ep = [r["episode"] for r in rows]
     bottom = [0] * len(rows)
-    for mode, key in (("agree", "mode_agree"), ("rule_override", "mode_rule"), ("llm", "mode_llm")):
+    for mode, key in MODE_COLUMNS.items():
         values = [r[key] for r in rows]
         ax.bar(ep, values, bottom=bottom, color=MODE_COLORS[mode], label=mode)
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]

@@ -24,7 +24,7 @@ from fakegang.graph.state import EpisodeState
 from fakegang.tools import llm as llm_calls
 from fakegang.tools import prompting
 from fakegang.tools.actions import log_form, parse_action
-from fakegang.tools.alpha import ALPHA_FLOOR, arbitrate_mode, compute_alpha
+from fakegang.tools.alpha import ALPHA_FLOOR, MODE_COLUMNS, arbitrate_mode, compute_alpha
 from fakegang.tools.memory import Trajectory, utc_now
 from fakegang.tools.rules import propose, score_observation
 from fakegang_env.tasks import get_task
@@ -290,9 +290,7 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
 def tally_columns(tally: dict[str, int]) -> dict[str, int]:
     """An episode's decision and LLM counters under their metrics/`episodes` column names."""
     return {
-        "mode_agree": tally["agree"],
-        "mode_rule": tally["rule_override"],
-        "mode_llm": tally["llm"],
+        **{column: tally[mode] for mode, column in MODE_COLUMNS.items()},
         "llm_calls": tally["llm_calls"],
         "llm_tokens": tally["llm_tokens"],
         "llm_errors": tally["llm_errors"],
@@ -405,11 +403,7 @@ def _reflection_text(
         steps_used=row["steps_used"],
         max_steps=state["max_steps"],
         action_log=action_log,
-        modes={
-            "agree": row["mode_agree"],
-            "rule_override": row["mode_rule"],
-            "llm": row["mode_llm"],
-        },
+        modes={mode: row[column] for mode, column in MODE_COLUMNS.items()},
     )
     try:
         result = llm_calls.reflect(

@@ -6,27 +6,22 @@ from __future__ import annotations
 import os
 import statistics
 
-from fakegang.tools.actions import parse_action
 from fakegang.tools.memory import Reflection
 from fakegang.tools.prompting import decision_messages, render_case
-from fakegang.tools.rules import propose
-from fakegang_env.schema import PlainObservation
-from fakegang_env.server.episode import Episode
+from fakegang.tools.rule_player import play_rules
 
 
 def _inspect_step_prompts(task: str, seed: int) -> list[str]:
     """User prompts at the inspect steps of a rule-driven episode (where the LLM is asked)."""
     lessons = [Reflection(1, task, "t1", "Flag only when several signals agree.", False, -1.0)]
-    episode = Episode(task, seed)
-    obs = PlainObservation(**episode.observation())
-    starting = list(obs.visible_account_ids)
     prompts = []
-    while not obs.done:
-        proposal = propose(obs, starting)
+
+    def collect(_episode, obs, _starting, proposal) -> None:
         if proposal.action.startswith("inspect"):
             case = render_case(obs, proposal.likelihood, proposal.frontier)
             prompts.append(decision_messages(lessons, None, case, proposal.choices)[1])
-        obs = PlainObservation(**episode.step(*parse_action(proposal.action)))
+
+    play_rules(task, seed, collect)
     return prompts
 
 

@@ -6,6 +6,12 @@ ALPHA_FLOOR = 0.20
 ALPHA_CAPS: dict[str, float] = {"easy": 0.50, "medium": 0.70, "hard": 0.85}
 DEFAULT_CAP = 0.70
 REFLECTIONS_FOR_FULL_TRUST = 4
+#: The three outcomes of `arbitrate_mode`, with the `episodes` / metrics column counting each.
+MODE_COLUMNS: dict[str, str] = {
+    "agree": "mode_agree",
+    "rule_override": "mode_rule",
+    "llm": "mode_llm",
+}
 
 
 def compute_alpha(task: str, recent_win_rate: float, n_reflections: int) -> float:

@@ -178,7 +178,8 @@ def _role(message: BaseMessage) -> str:
     return {"system": "system", "human": "user", "ai": "assistant"}.get(message.type, "user")
 
 
-def _common_prefix(a: Any, b: Any) -> int:
+def common_prefix_length(a: Any, b: Any) -> int:
+    """How many leading tokens two token sequences share (what llama.cpp can reuse)."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -232,7 +233,7 @@ class LocalLlamaChatModel(BaseChatModel):
                 stop=stop or [],
                 response_format=kwargs.get("response_format"),
             )
-            reused = _common_prefix(before, llama._input_ids)
+            reused = common_prefix_length(before, llama._input_ids)
             if llama.deadline_hit:
                 raise LocalDeadlineExceeded(
                     f"local generation stopped at its {self.max_call_s:.1f}s deadline"
