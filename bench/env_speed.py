@@ -31,8 +31,8 @@ from typing import Any
 import httpx
 
 from fakegang_env.policies import make_policy
-from fakegang_env.server.episode import Episode
-from fakegang_env.server.generator import generate_network
+from fakegang_env.engine import Episode
+from fakegang_env.generator import generate_network
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "hard"

@@ -105,7 +105,7 @@ class EvidenceProbe:
 
 
 def run_probe(task: str, seed: int) -> dict:
-    from fakegang_env.server.episode import Episode
+    from fakegang_env.engine import Episode
 
     ep = Episode(task, seed)
     probe = EvidenceProbe(ep.task_spec.evasion_steps)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fakegang_env.cli import seed_range
+from fakegang_env.arguments import seed_range
 from fakegang_env.tasks import TASK_NAMES
 
 

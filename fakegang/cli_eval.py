@@ -7,7 +7,7 @@ import json
 import sys
 
 from fakegang.cli_agent import parse_seed_range
-from fakegang_env.cli import positive
+from fakegang_env.arguments import positive
 from fakegang_env.tasks import TASK_NAMES
 
 

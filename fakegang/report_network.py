@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fakegang.tools.actions import parse_action
-from fakegang_env.server.episode import Episode
+from fakegang_env.engine import Episode
 
 MODE_COLORS = {"agree": "#2ca02c", "rule_override": "#8c8c8c", "llm": "#ff7f0e"}
 ACTION_ROWS = ["inspect", "investigate_network", "flag", "unflag", "submit"]

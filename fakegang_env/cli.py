@@ -18,90 +18,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from fakegang_env.tasks import TASK_NAMES, get_task
+from fakegang_env.arguments import seed_number, seed_range, task_name
+from fakegang_env.server.serve_args import add_serve_arguments
+from fakegang_env.tasks import TASK_NAMES
 
 POLICY_NAMES = ("random", "naive", "oracle")  # checked against fakegang_env.policies in tests
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
-
-
-# ---------------------------------------------------------------------------- argument types
-def _task(text: str) -> str:
-    try:
-        return get_task(text).name
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {value}")
-    return value
-
-
-def seed_range(text: str) -> range:
-    """`A-B` (inclusive) or a single seed `N`."""
-    first, sep, last = text.partition("-")
-    try:
-        lo = int(first)
-        hi = int(last) if sep else lo
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"seeds must look like A-B with integers 0 <= A <= B (e.g. 0-49), got {text!r}"
-        ) from None
-    if lo < 0 or hi < lo:
-        raise argparse.ArgumentTypeError(
-            f"seeds must look like A-B with integers 0 <= A <= B (e.g. 0-49), got {text!r}"
-        )
-    return range(lo, hi + 1)
-
-
-def positive(kind: type):
-    """An argparse type: a number of `kind` above zero (also used by `fakegang eval`)."""
-
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return value
-
-    return convert
-
-
-def _port(text: str) -> int:
-    value = positive(int)(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"port must be 1-65535, got {text}")
-    return value
-
-
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags of `fakegang env serve`, shared with `python -m fakegang_env.server.app`."""
-    parser.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (default 8000)")
-    parser.add_argument(
-        "--max-episodes",
-        type=positive(int),
-        default=None,
-        help="cap on episodes held for HTTP clients (default 256, or $FAKEGANG_MAX_EPISODES)",
-    )
-    parser.add_argument(
-        "--episode-ttl",
-        type=positive(float),
-        default=None,
-        help="seconds before an idle HTTP episode expires (default 1800, or "
-        "$FAKEGANG_EPISODE_TTL_S)",
-    )
-    parser.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
-    )
 
 
 # ---------------------------------------------------------------------------- commands
@@ -112,7 +33,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from fakegang_env.server.generator import generate_network, network_to_dict
+    from fakegang_env.generator import generate_network, network_to_dict
 
     print(json.dumps(network_to_dict(generate_network(args.task, args.seed))))
     return 0
@@ -194,13 +115,13 @@ def fill_env_parser(env: argparse.ArgumentParser) -> None:
     gen = sub.add_parser(
         "generate", help="print one episode's network, hidden truth included, as one JSON object"
     )
-    gen.add_argument("--task", type=_task, required=True, help=" | ".join(TASK_NAMES))
-    gen.add_argument("--seed", type=_seed, required=True, help="integer >= 0")
+    gen.add_argument("--task", type=task_name, required=True, help=" | ".join(TASK_NAMES))
+    gen.add_argument("--seed", type=seed_number, required=True, help="integer >= 0")
     gen.set_defaults(func=cmd_generate)
 
     base = sub.add_parser("baseline", help="run a built-in policy over a seed range in-process")
     base.add_argument("--policy", choices=POLICY_NAMES, required=True)
-    base.add_argument("--task", type=_task, required=True, help=" | ".join(TASK_NAMES))
+    base.add_argument("--task", type=task_name, required=True, help=" | ".join(TASK_NAMES))
     base.add_argument(
         "--seeds",
         type=seed_range,

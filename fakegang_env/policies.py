@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from typing import Protocol
 
-from fakegang_env.server.episode import Episode
-from fakegang_env.server.generator import Network
+from fakegang_env.engine import Episode
+from fakegang_env.generator import Network
 
 __all__ = [
     "POLICY_NAMES",

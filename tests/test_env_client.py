@@ -7,7 +7,7 @@ import pytest
 from env_fixtures import ServerProcess, free_port
 
 from fakegang.tools.env_client import EnvClient, EnvError
-from fakegang_env.server.episode import Episode
+from fakegang_env.engine import Episode
 
 
 @pytest.fixture(scope="module")

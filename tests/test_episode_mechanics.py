@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fakegang_env.schema import ActionType, PlainObservation
-from fakegang_env.server.episode import Episode
-from fakegang_env.server.generator import Account, Network
+from fakegang_env.engine import Episode
+from fakegang_env.generator import Account, Network
 
 ROLES = {"g1": "gang", "g2": "gang", "g3": "gang", "c1": "customer", "v1": "vpn_user"}
 IPS = {"g1": "ip_P", "g2": "ip_P", "g3": "ip_Q", "x1": "ip_P", "v1": "ip_V"}
@@ -410,7 +410,7 @@ def test_in_process_hard_episode_is_fast():
 _CROSS_PROCESS = """
 import hashlib, json
 from fakegang_env.policies import run_policy
-from fakegang_env.server.episode import Episode
+from fakegang_env.engine import Episode
 ep = Episode("hard", 7)
 obs = ep.observation()
 for i in range(40):

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from bench_modules import load_bench
 
-from fakegang_env.server.generator import (
+from fakegang_env.generator import (
     NUMERIC_SIGNALS,
     ROLES,
     UnknownTaskError,

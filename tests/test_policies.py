@@ -10,8 +10,8 @@ from fakegang_env.policies import (
     make_policy,
     run_policy,
 )
-from fakegang_env.server.episode import Episode
-from fakegang_env.server.generator import generate_network
+from fakegang_env.engine import Episode
+from fakegang_env.generator import generate_network
 
 KEYS = {
     "task",

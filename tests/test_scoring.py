@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakegang_env.server import scoring
-from fakegang_env.server.scoring import Outcome
+from fakegang_env import scoring
+from fakegang_env.scoring import Outcome
 from fakegang_env.tasks import TASKS
 
 EASY, MEDIUM, HARD = TASKS["easy"], TASKS["medium"], TASKS["hard"]

@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 
 from fakegang_env.models import FakeGangObservation
 from fakegang_env.server.app import ServerSettings, build_app
-from fakegang_env.server.episode import Episode
+from fakegang_env.engine import Episode
 from fakegang_env.server.sessions import EpisodeRegistry
 from fakegang_env.tasks import TASKS
 

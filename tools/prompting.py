@@ -135,7 +135,7 @@ def sample_decision_messages() -> tuple[str, str, list[str]]:
     """A fixed, realistic decision prompt (easy seed 0 after a few rule steps) for `llm-check`."""
     from fakegang.tools.actions import parse_action
     from fakegang.tools.rules import propose
-    from fakegang_env.server.episode import Episode
+    from fakegang_env.engine import Episode
 
     episode = Episode("easy", 0)
     obs = PlainObservation(**episode.observation())

@@ -23,9 +23,8 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from openenv.core.env_server.http_server import create_app
 
-from fakegang_env.cli import add_serve_arguments
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
-from fakegang_env.server.episode import Episode
+from fakegang_env.engine import Episode
 from fakegang_env.server.errors import (
     DEFAULT_MAX_BODY_BYTES,
     BodySizeLimitMiddleware,
@@ -33,6 +32,7 @@ from fakegang_env.server.errors import (
 )
 from fakegang_env.server.fakegang_environment import ENV_NAME, ENV_VERSION, FakeGangEnvironment
 from fakegang_env.server.routes import register_http_routes
+from fakegang_env.server.serve_args import add_serve_arguments
 from fakegang_env.server.sessions import DEFAULT_MAX_EPISODES, DEFAULT_TTL_S, EpisodeRegistry
 
 DEFAULT_MAX_WS_SESSIONS = 64

@@ -35,7 +35,7 @@ _FORGOTTEN_MEMORY = 4096  # how many expired/evicted ids we remember for a bette
 
 
 class EpisodeLike(Protocol):
-    """The part of `fakegang_env.server.episode.Episode` the registry relies on."""
+    """The part of `fakegang_env.engine.Episode` the registry relies on."""
 
     action_count: int
     done: bool
