@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from runs_helpers import checkpoint_count, memory_tables, metrics
 
 from fakegang.cli import main
 from fakegang.graph import resources
@@ -29,7 +30,6 @@ from fakegang.runs.runner import TrainOptions, episode_thread_id, train
 from fakegang.runs.runs import RunsError, collect_runs, format_runs
 from fakegang.tools.env_client import EnvClient
 from fakegang.tools.memory import Memory
-from tests.runs_helpers import checkpoint_count, memory_tables, metrics
 
 REPO = Path(__file__).resolve().parents[1]
 EPISODES = 2

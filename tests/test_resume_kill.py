@@ -29,11 +29,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from env_fixtures import ServerProcess, free_port
+from runs_helpers import memory_tables, metrics, only_run_id
 
 from fakegang.runs.runner import episode_thread_id
 from fakegang.runs.runs import collect_runs
-from tests.env_fixtures import ServerProcess, free_port
-from tests.runs_helpers import memory_tables, metrics, only_run_id
 
 pytestmark = pytest.mark.slow
 
