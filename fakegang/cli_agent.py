@@ -51,10 +51,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     pause.add_argument(
         "--pause-before",
         metavar="NODE",
-        choices=("observe", "rule_check", "llm_decide", "arbitrate", "step_env", "reflect"),
         default=None,
-        help="stop before NODE at every step; Enter continues, q (or end of input) leaves a "
-        "paused run for `fakegang resume`",
+        help="stop before NODE (a node of the episode graph: observe, rule_check, llm_decide, "
+        "arbitrate, step_env, reflect) at every step; Enter continues, q (or end of input) "
+        "leaves a paused run for `fakegang resume`",
     )
     pause.add_argument(
         "--step",
@@ -64,9 +64,18 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    # lazy: the graph and LangGraph take seconds to import, and `fakegang --help` needs neither
+    from fakegang.graph.graph import NODE_NAMES
     from fakegang.runs.runner import TrainOptions, train
     from fakegang.tools.chat_models import ModelConfigError
 
+    if args.pause_before is not None and args.pause_before not in NODE_NAMES:
+        print(
+            f"error: --pause-before: unknown node {args.pause_before!r} "
+            f"(one of {', '.join(NODE_NAMES)})",
+            file=sys.stderr,
+        )
+        return 2
     if args.episodes < 1:
         print("error: --episodes must be at least 1", file=sys.stderr)
         return 2

@@ -25,8 +25,6 @@ from fakegang.graph.nodes import (
 )
 from fakegang.graph.state import EpisodeInput, EpisodeState
 
-NODES_PER_ACTION = 5
-
 builder = StateGraph(EpisodeState, input_schema=EpisodeInput, context_schema=Context)
 builder.add_node("observe", observe)
 builder.add_node("rule_check", rule_check)
@@ -45,8 +43,30 @@ builder.add_edge("reflect", END)
 graph = builder.compile(name="fakegang_episode")
 
 
+def _shape() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    """Node names, the per-action cycle and each node's predecessor, read from the builder so
+    pausing, the CLI and the recursion limit follow any change of wiring."""
+    names = tuple(builder.nodes)
+    follows = {start: end for start, end in builder.edges if start != START}
+    cycle = [names[0]]  # plain edges from observe until the conditional edge after step_env
+    while follows.get(cycle[-1]) in names:
+        cycle.append(follows[cycle[-1]])
+    previous = {end: start for start, end in builder.edges if start in names and end in names}
+    for source, branches in builder.branches.items():
+        for branch in branches.values():
+            previous.update({end: source for end in (branch.ends or {}).values()})
+    return names, tuple(cycle), previous
+
+
+#: Every node, in the order they were added (observe first); the nodes one action runs; and the
+#: node that runs just before each one (observe's is step_env, the loop back).
+NODE_NAMES, ACTION_CYCLE, PREVIOUS_NODE = _shape()
+NODES_PER_ACTION = len(ACTION_CYCLE)
+
+
 def recursion_limit(max_steps: int, actions_per_step: int = 3) -> int:
-    """Supersteps an episode may take: every action runs five nodes, plus start and reflect."""
+    """Supersteps an episode may take: every action runs the action cycle, plus start and
+    reflect."""
     return max_steps * actions_per_step * NODES_PER_ACTION + 10
 
 
