@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fakegang.graph.context import DEFAULT_DB_PATH
 from fakegang_env.arguments import seed_range
 from fakegang_env.tasks import TASK_NAMES
 
@@ -33,9 +34,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default="local", help="local (default) | fake | bedrock | provider:model"
     )
-    p.add_argument(
-        "--db", default="checkpoints/fakegang.sqlite", help="SQLite file for checkpoints and memory"
-    )
+    p.add_argument("--db", default=DEFAULT_DB_PATH, help="SQLite file for checkpoints and memory")
     p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
     p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
     p.add_argument(

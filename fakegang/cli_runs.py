@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-DEFAULT_DB = "checkpoints/fakegang.sqlite"
+from fakegang.graph.context import DEFAULT_DB_PATH
 
 
 def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default: {DEFAULT_DB})")
+    p.add_argument(
+        "--db", default=DEFAULT_DB_PATH, help=f"SQLite file (default: {DEFAULT_DB_PATH})"
+    )
 
 
 def _env(p: argparse.ArgumentParser) -> None:

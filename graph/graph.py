@@ -13,7 +13,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from fakegang.graph.context import Context
+from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.nodes import (
     arbitrate,
     llm_decide,
@@ -80,7 +80,7 @@ def sqlite_checkpointer(db_path: str | Path) -> SqliteSaver:
     return SqliteSaver(conn)
 
 
-def compile_with_sqlite(db_path: str | Path = "checkpoints/fakegang.sqlite") -> CompiledStateGraph:
+def compile_with_sqlite(db_path: str | Path = DEFAULT_DB_PATH) -> CompiledStateGraph:
     """The episode graph with LangGraph's SQLite checkpointer on `db_path`.
 
     Invoke it with a UUID thread id per episode, `durability="sync"`, a `Context` and the

@@ -184,7 +184,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         system=system,
         user=user,
         choices=state["choices"],
-        settings=resources.model_settings(ctx),
+        settings=ctx.model_settings(),
     )
     return {
         "llm": {
@@ -410,7 +410,7 @@ def _reflection_text(
             resources.chat_model(ctx),
             system=system,
             user=user,
-            settings=resources.model_settings(ctx),
+            settings=ctx.model_settings(),
         )
         if result.ok and result.value and result.value.strip():
             return result.value.strip(), "llm"

@@ -52,18 +52,6 @@ class ObservationCache:
 OBSERVATIONS = ObservationCache()
 
 
-def model_settings(ctx: Context) -> ModelSettings:
-    return ModelSettings(
-        spec=ctx.model,
-        temperature=ctx.temperature,
-        seed=ctx.model_seed,
-        timeout_s=ctx.llm_timeout_s,
-        max_retries=ctx.llm_retries,
-        bedrock_model_id=ctx.bedrock_model_id,
-        bedrock_region=ctx.bedrock_region,
-    )
-
-
 def env_client(ctx: Context) -> EnvClient:
     with _lock:
         if ctx.env_url not in _envs:
@@ -80,7 +68,7 @@ def memory(ctx: Context) -> Memory:
 
 
 def chat_model(ctx: Context) -> Any:
-    settings = model_settings(ctx)
+    settings = ctx.model_settings()
     with _lock:
         if settings not in _models:
             _models[settings] = make_chat_model(settings)
@@ -121,4 +109,4 @@ def reset_all() -> None:
 def install_model(ctx: Context, model: Any) -> None:
     """Use `model` for every episode run with `ctx`'s model settings (tests inject failures)."""
     with _lock:
-        _models[model_settings(ctx)] = model
+        _models[ctx.model_settings()] = model

@@ -104,7 +104,7 @@ def resume_run(
     with environment(url) as live_url:
         ctx = context_for(opts, live_url)
         printer.print(f"  OpenEnv server : {live_url}{'' if url else ' (embedded)'}")
-        printer.print(f"  LLM            : {describe_model(resources.model_settings(ctx))}")
+        printer.print(f"  LLM            : {describe_model(ctx.model_settings())}")
         printer.print(f"  Memory         : {db}\n{bar}\n")
         app = compile_with_sqlite(db)
         memory = resources.memory(ctx)
