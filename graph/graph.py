@@ -23,9 +23,11 @@ from fakegang.graph.nodes import (
     rule_check,
     step_env,
 )
-from fakegang.graph.state import EpisodeInput, EpisodeState
+from fakegang.graph.state import EpisodeInput, EpisodeOutput, EpisodeState
 
-builder = StateGraph(EpisodeState, input_schema=EpisodeInput, context_schema=Context)
+builder = StateGraph(
+    EpisodeState, input_schema=EpisodeInput, output_schema=EpisodeOutput, context_schema=Context
+)
 builder.add_node("observe", observe)
 builder.add_node("rule_check", rule_check)
 builder.add_node("llm_decide", llm_decide)
@@ -89,8 +91,8 @@ def compile_with_sqlite(db_path: str | Path = DEFAULT_DB_PATH) -> CompiledStateG
         app = compile_with_sqlite("checkpoints/fakegang.sqlite")
         cfg = {"configurable": {"thread_id": str(uuid.uuid4())},
                "recursion_limit": recursion_limit(30)}
-        app.invoke({"task": "easy", "seed": 0}, cfg, context=Context(env_url=url),
-                   durability="sync")
-        app.get_state(cfg).values["result"]
+        out = app.invoke({"task": "easy", "seed": 0}, cfg, context=Context(env_url=url),
+                         durability="sync")
+        out["result"]["won"], out["tally"]["llm_calls"]  # the EpisodeOutput keys
     """
     return builder.compile(checkpointer=sqlite_checkpointer(db_path), name="fakegang_episode")

@@ -198,13 +198,12 @@ def arbitrate(state: EpisodeState) -> dict:
     action = llm_action if mode == "llm" else rule["action"]
     if state["action_count"] >= state["max_actions"]:
         action, mode = "submit", "rule_override"
-    tally = dict(state["tally"])
-    tally[mode] += 1
+    tally = {mode: 1}  # increments: the state's reducer (add_counts) adds them up
     if llm.get("status") in ("ok", "error"):
-        tally["llm_calls"] += 1
-        tally["llm_tokens"] += int(llm.get("tokens") or 0)
+        tally["llm_calls"] = 1
+        tally["llm_tokens"] = int(llm.get("tokens") or 0)
     if llm.get("status") == "error":
-        tally["llm_errors"] += 1
+        tally["llm_errors"] = 1
     return {
         "decision": {"index": state["action_count"], "action": action, "mode": mode},
         "tally": tally,
