@@ -67,6 +67,7 @@ from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
 from fakegang.graph.context import Context  # noqa: E402
 from fakegang.graph.graph import compile_with_sqlite  # noqa: E402
+from fakegang.runs.checkpoint_tables import thread_bytes  # noqa: E402
 from fakegang.runs.evaluation import comparable, evaluate  # noqa: E402
 from fakegang.runs.runner import TrainOptions, run_episode, train  # noqa: E402
 from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
@@ -163,15 +164,7 @@ def _timed_env_calls(ctx: Context) -> list[float]:
 def _checkpoint_bytes(db: Path, thread_id: str) -> int:
     conn = sqlite3.connect(str(db))
     try:
-        a = conn.execute(
-            "select coalesce(sum(length(checkpoint) + length(metadata)), 0) from checkpoints "
-            "where thread_id = ?",
-            [thread_id],
-        ).fetchone()[0]
-        b = conn.execute(
-            "select coalesce(sum(length(value)), 0) from writes where thread_id = ?", [thread_id]
-        ).fetchone()[0]
-        return int(a + b)
+        return thread_bytes(conn, thread_id)
     finally:
         conn.close()
 

@@ -29,6 +29,7 @@ from typing import TextIO
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
+from fakegang.runs.checkpoint_tables import copy_branch
 from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
 from fakegang.runs.runs import outcome_of
@@ -65,28 +66,6 @@ def illegal_reason(obs, action_type: str, account_id: str | None) -> str | None:
     if action_type == "unflag" and account_id not in obs.flagged_ids:
         return f"{account_id} is not flagged at that point"
     return None
-
-
-def copy_branch(conn, lock, src: str, dst: str, checkpoint_ids: list[str]) -> None:
-    """Copy checkpoints (and the writes of all but the last) of `src` into thread `dst`."""
-    with lock:
-        for cid in checkpoint_ids:
-            conn.execute(
-                "insert into checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-                "parent_checkpoint_id, type, checkpoint, metadata) select ?, checkpoint_ns, "
-                "checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata from "
-                "checkpoints where thread_id = ? and checkpoint_ns = '' and checkpoint_id = ?",
-                (dst, src, cid),
-            )
-        for cid in checkpoint_ids[:-1]:
-            conn.execute(
-                "insert into writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
-                "task_path, idx, channel, type, value) select ?, checkpoint_ns, checkpoint_id, "
-                "task_id, task_path, idx, channel, type, value from writes where thread_id = ? "
-                "and checkpoint_ns = '' and checkpoint_id = ?",
-                (dst, src, cid),
-            )
-        conn.commit()
 
 
 def _options(memory, run_id: str, db: str) -> TrainOptions:

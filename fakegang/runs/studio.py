@@ -29,6 +29,8 @@ from typing import TextIO
 
 import httpx
 
+from fakegang.runs.checkpoint_tables import table_names, thread_ids
+
 GRAPH_ID = "fakegang"
 OFFLINE_ENV = {
     "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -64,12 +66,11 @@ def cli_threads(db: str | Path) -> list[dict]:
     """Every episode thread of the database (UUID thread ids only) with its metadata."""
     conn = sqlite3.connect(str(db), timeout=30)
     try:
-        tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
-        if "checkpoints" not in tables:
+        ids = thread_ids(conn)
+        if not ids:
             return []
-        ids = [r[0] for r in conn.execute("select distinct thread_id from checkpoints")]
         meta: dict[str, dict] = {}
-        if "episodes" in tables:
+        if "episodes" in table_names(conn):
             cur = conn.execute(
                 "select thread_id, run_id, episode, task, seed, status from episodes"
             )
