@@ -19,11 +19,13 @@ from langgraph.runtime import Runtime
 
 from fakegang.graph import resources
 from fakegang.graph.context import Context
+from fakegang.graph.recovery import rebuild_for_state
 from fakegang.graph.state import EpisodeState
 from fakegang.tools import llm as llm_calls
 from fakegang.tools import prompting
 from fakegang.tools.actions import log_form, parse_action
 from fakegang.tools.alpha import ALPHA_FLOOR, MODE_COLUMNS, arbitrate_mode, compute_alpha
+from fakegang.tools.env_client import EnvError
 from fakegang.tools.memory import Trajectory, utc_now
 from fakegang.tools.rules import propose, score_observation
 from fakegang_env.tasks import get_task
@@ -220,9 +222,6 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
     thread_id = thread_id_of(config)
     decision = state["decision"]
     action_type, account_id = parse_action(decision["action"])
-    from fakegang.graph.recovery import rebuild_for_state
-    from fakegang.tools.env_client import EnvError
-
     client = resources.env_client(ctx)
     try:
         obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])

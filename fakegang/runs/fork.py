@@ -26,6 +26,7 @@ import uuid
 from pathlib import Path
 from typing import TextIO
 
+from fakegang.tools.memory import Memory
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
@@ -86,7 +87,6 @@ def fork_episode(
     out: TextIO = sys.stdout,
 ) -> dict:
     """Fork `thread_id` at action index `at` with `action`; play the branch to its end."""
-    from fakegang.tools.memory import Memory
 
     if not Path(db).exists():
         raise ForkError(f"no database at {db}")
@@ -262,7 +262,6 @@ def _play(app, ctx, memory, fork_run: str, thread_id: str, task: str, at: int, o
 
 def resume_fork(run_id: str, *, db: str, env_url: str | None, out: TextIO) -> dict:
     """Finish an interrupted fork (its env episode is rebuilt if the server lost it)."""
-    from fakegang.tools.memory import Memory
 
     probe = Memory(db)
     settings = json.loads((probe.run(run_id) or {}).get("settings") or "{}")

@@ -14,6 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.checkpoint_tables import (
     CHECKPOINT_TABLES,
     checkpoint_count,
@@ -42,7 +43,6 @@ def _size(db: Path) -> int:
 
 def prune(db: str | Path, keep_last: int) -> PruneReport:
     """Prune finished episodes older than the `keep_last` most recent ones."""
-    from fakegang.graph.graph import compile_with_sqlite
 
     db = Path(db)
     if keep_last < 0:

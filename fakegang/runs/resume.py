@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from fakegang.runs.fork import resume_fork
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.pausing import PauseControl
@@ -81,8 +82,6 @@ def resume_run(
             f"{owner.get('host')}: stop it first (Ctrl-C leaves it resumable)"
         )
     if run.fork_of:
-        from fakegang.runs.fork import resume_fork
-
         return resume_fork(run_id, db=db, env_url=env_url, out=out)
     if run.status == "finished":
         raise ResumeError(f"run {run_id} is finished: nothing to resume")

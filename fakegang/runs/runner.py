@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fakegang.runs.testhooks import callbacks
 from fakegang.graph import resources
 from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
@@ -119,6 +120,7 @@ def environment(env_url: str | None) -> Iterator[str]:
     if env_url:
         yield env_url
         return
+    # lazy: the embedded server imports OpenEnv (seconds); a run given --env-url never needs it
     from fakegang.graph.embedded_env import embedded_env_server
 
     with embedded_env_server() as url:
@@ -233,8 +235,6 @@ def write_metrics(memory, run_id: str, log_dir: Path) -> Path:
 
 
 def episode_config(thread_id: str, task: str) -> dict:
-    from fakegang.runs.testhooks import callbacks
-
     config: dict[str, Any] = {
         "configurable": {"thread_id": thread_id},
         "recursion_limit": recursion_limit(get_task(task).max_steps),

@@ -29,6 +29,7 @@ from typing import TextIO
 
 import httpx
 
+from fakegang.runs.runner import environment
 from fakegang.runs.checkpoint_tables import table_names, thread_ids
 
 GRAPH_ID = "fakegang"
@@ -96,6 +97,7 @@ def cli_threads(db: str | Path) -> list[dict]:
 
 def register_threads(url: str, db: str | Path, graph_id: str = GRAPH_ID) -> int:
     """Make the dev server list the CLI's episodes; returns how many threads were sent."""
+    # lazy: langgraph-sdk comes with the dev extra only (the Studio CLI needs it anyway)
     from langgraph_sdk import get_sync_client
 
     client = get_sync_client(url=url)
@@ -173,7 +175,6 @@ def run_studio(
     out: TextIO = sys.stdout,
 ) -> int:
     """Start the dev server, register the CLI threads, serve until Ctrl-C / SIGTERM."""
-    from fakegang.runs.runner import environment
 
     db = Path(db).resolve()
     config = Path(config).resolve() if config else project_config()
