@@ -26,6 +26,7 @@ from fakegang.tools import prompting
 from fakegang.tools.actions import log_form, parse_action
 from fakegang.tools.alpha import ALPHA_FLOOR, MODE_COLUMNS, arbitrate_mode, compute_alpha
 from fakegang.tools.env_client import EnvError
+from fakegang.tools.episode_row import RESULT_KEYS
 from fakegang.tools.memory import Trajectory, utc_now
 from fakegang.tools.rules import propose, score_observation
 from fakegang_env.tasks import get_task
@@ -326,9 +327,7 @@ def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConf
     if ctx.learn:
         learn_status = _learn(ctx, state, row, action_log, won, reward, obs.grader_score or 0.0)
         memory.upsert_episode({"thread_id": thread_id, "learn_status": learn_status})
-    result = {
-        k: row[k] for k in ("won", "reward", "grader_score", "steps_used", "recall", "precision")
-    }
+    result = {k: row[k] for k in RESULT_KEYS}
     result.update(final_message=obs.message, learn_status=learn_status)
     return {"result": result}
 

@@ -25,6 +25,7 @@ from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
 from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.tools.chat_models import describe_model
+from fakegang.tools.episode_row import metrics_row
 from fakegang_env.tasks import get_task
 
 THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")
@@ -35,32 +36,6 @@ CURRICULUM = (
     (35, "hard", "=== Phase 3: Hard — feature-only detection ==="),
 )
 PHASES = {start: banner for start, _task, banner in CURRICULUM}
-METRIC_KEYS = (
-    "episode",
-    "task",
-    "seed",
-    "won",
-    "reward",
-    "steps_used",
-    "recall",
-    "precision",
-    "action_log",
-    "final_message",
-    "n_reflections_used",
-    "had_few_shot",
-    "alpha_used",
-    "mode_agree",
-    "mode_rule",
-    "mode_llm",
-    "timestamp",
-    "grader_score",
-    "llm_calls",
-    "llm_tokens",
-    "run_id",
-    "thread_id",
-)
-
-
 @dataclass
 class TrainOptions:
     env_url: str | None = None
@@ -136,35 +111,6 @@ def schedule(opts: TrainOptions) -> list[tuple[int, str, int]]:
         out.append((i + 1, task, opts.seed_offset + per_task[task]))
         per_task[task] += 1
     return out
-
-
-def metrics_row(row: dict) -> dict:
-    """The seed's metrics keys plus ours, from an `episodes` table row."""
-    out = {
-        "episode": row["episode"],
-        "task": row["task"],
-        "seed": row["seed"],
-        "won": bool(row["won"]),
-        "reward": row["reward"],
-        "steps_used": row["steps_used"],
-        "recall": row["recall"],
-        "precision": row["precision"],
-        "action_log": json.loads(row["action_log"] or "[]"),
-        "final_message": row["final_message"],
-        "n_reflections_used": row["n_reflections_used"],
-        "had_few_shot": bool(row["had_few_shot"]),
-        "alpha_used": row["alpha_used"],
-        "mode_agree": row["mode_agree"],
-        "mode_rule": row["mode_rule"],
-        "mode_llm": row["mode_llm"],
-        "timestamp": row["finished_at"],
-        "grader_score": row["grader_score"],
-        "llm_calls": row["llm_calls"],
-        "llm_tokens": row["llm_tokens"],
-        "run_id": row["run_id"],
-        "thread_id": row["thread_id"],
-    }
-    return {k: out[k] for k in METRIC_KEYS}
 
 
 class ProgressPrinter:
