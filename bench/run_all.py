@@ -46,7 +46,6 @@ import os
 import platform
 import shutil
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -62,18 +61,18 @@ sys.path.insert(0, str(BENCH))
 
 import env_speed  # noqa: E402  (bench/env_speed.py)
 import training_run  # noqa: E402  (bench/training_run.py)
+from agent_bench import bench_graph, bench_llm, clear_process_caches, llama_available  # noqa: E402
+from bench_table import table  # noqa: E402  (bench/bench_table.py)
 
 from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
-from fakegang.graph.context import Context  # noqa: E402
-from fakegang.graph.evaluation import comparable, evaluate  # noqa: E402
-from fakegang.graph.graph import compile_with_sqlite  # noqa: E402
-from fakegang.graph.runner import TrainOptions, run_episode, train  # noqa: E402
+from fakegang.runs.evaluation import comparable, evaluate  # noqa: E402
+from fakegang.runs.runner import TrainOptions, train  # noqa: E402
 from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
 from fakegang_env.generator import generate_network  # noqa: E402
 from fakegang_env.policies import run_policy  # noqa: E402
+from fakegang_env.tasks import TASK_NAMES as TASKS  # noqa: E402
 
-TASKS = ("easy", "medium", "hard")
 CAL_BINS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
 
 
@@ -90,19 +89,6 @@ def section(name: str, results: dict, fn: Callable[[], Any]) -> None:
     took = time.monotonic() - started
     results.setdefault("section_s", {})[name] = round(took, 1)
     print(f"[bench] {name} done in {took:.0f} s", file=sys.stderr, flush=True)
-
-
-def clear_process_caches() -> None:
-    """Drop the rule engine's pairwise-evidence cache so timed runs start equally cold."""
-    from fakegang.tools import evidence
-
-    evidence._PAIR_VOTES.clear()
-
-
-def llama_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("llama_cpp") is not None
 
 
 def quality_row(rows: list[dict]) -> dict:
@@ -141,138 +127,6 @@ def bench_env(n_seeds: int, url: str, server_pid: int) -> dict:
         "hard_obs_bytes_reset": http["reset_bytes"],
         "hard_obs_bytes_last": http["final_bytes"],
     }
-
-
-def _timed_env_calls(ctx: Context) -> list[float]:
-    """Wrap the shared environment client so every HTTP call's wall time is recorded."""
-    client = resources.env_client(ctx)
-    spent: list[float] = []
-    inner = client._request
-
-    def timed(*args: Any, **kwargs: Any) -> dict:
-        t0 = time.perf_counter()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            spent.append(time.perf_counter() - t0)
-
-    client._request = timed  # type: ignore[method-assign]
-    return spent
-
-
-def _checkpoint_bytes(db: Path, thread_id: str) -> int:
-    conn = sqlite3.connect(str(db))
-    try:
-        a = conn.execute(
-            "select coalesce(sum(length(checkpoint) + length(metadata)), 0) from checkpoints "
-            "where thread_id = ?",
-            [thread_id],
-        ).fetchone()[0]
-        b = conn.execute(
-            "select coalesce(sum(length(value)), 0) from writes where thread_id = ?", [thread_id]
-        ).fetchone()[0]
-        return int(a + b)
-    finally:
-        conn.close()
-
-
-def _db_bytes(db: Path) -> int:
-    """Size of the database file after folding its WAL into it."""
-    conn = sqlite3.connect(str(db))
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
-    return db.stat().st_size
-
-
-def bench_graph(env_url: str, seeds: list[int], work: Path) -> dict:
-    """Overhead per action and checkpoint bytes of hard episodes, each on a fresh memory."""
-    per_action, per_step, ckpt, growth, env_share, n_actions = [], [], [], [], [], []
-    for seed in seeds:
-        db = work / f"overhead-{seed}.sqlite"
-        ctx = Context(env_url=env_url, db_path=str(db), model="fake", learn=True)
-        app = compile_with_sqlite(db)
-        resources.memory(ctx)  # create the tables before measuring the growth
-        before = _db_bytes(db)
-        spent = _timed_env_calls(ctx)
-        clear_process_caches()
-        t0 = time.perf_counter()
-        thread_id = run_episode(app, ctx, run_id="bench", episode=seed, task="hard", seed=seed)
-        wall = time.perf_counter() - t0
-        mem = resources.memory(ctx)
-        steps = mem.steps(thread_id)
-        row = mem.episode(thread_id)
-        llm_s = sum(s["llm_latency_s"] or 0.0 for s in steps)
-        overhead = wall - sum(spent) - llm_s
-        per_action.append(overhead / len(steps) * 1000)
-        per_step.append(overhead / max(1, row["steps_used"]) * 1000)
-        env_share.append(sum(spent) / wall)
-        app.checkpointer.conn.commit()
-        ckpt.append(_checkpoint_bytes(db, thread_id))
-        resources.reset_all()
-        app.checkpointer.conn.close()
-        growth.append(_db_bytes(db) - before)
-        n_actions.append(len(steps))
-    return {
-        "episodes": len(seeds),
-        "actions_per_episode": round(statistics.mean(n_actions), 1),
-        "overhead_ms_per_action": round(statistics.median(per_action), 2),
-        "overhead_ms_per_budget_step": round(statistics.median(per_step), 2),
-        "env_share_of_wall": round(statistics.median(env_share), 3),
-        "checkpoint_bytes_per_episode": int(statistics.median(ckpt)),
-        "db_growth_bytes_per_episode": int(statistics.median(growth)),
-        "_dbs": [str(work / f"overhead-{s}.sqlite") for s in seeds],
-    }
-
-
-def bench_llm(calls: int, cold_calls: int) -> dict:
-    if not llama_available():
-        return {"skipped": "llama_cpp not installed"}
-    import llm_latency  # bench/llm_latency.py
-
-    from fakegang.tools.chat_models import ModelSettings, make_chat_model
-    from fakegang.tools.llm import decide
-
-    settings = ModelSettings(spec="local", timeout_s=300.0, max_retries=0)
-    t0 = time.monotonic()
-    model = make_chat_model(settings)
-    load_s = time.monotonic() - t0
-    llama = llm_latency._llama_of(model)
-    prompts, _, source = llm_latency.episode_prompts(max(calls, cold_calls) + 1)
-
-    def one(p):
-        system, user, choices = p
-        return decide(model, system=system, user=user, choices=choices, settings=settings)
-
-    cold = []
-    for p in prompts[1 : cold_calls + 1]:
-        llama.reset()
-        cold.append(one(p))
-    llama.reset()
-    one(prompts[0])  # an episode's first call pays for the stable prefix once
-    warm, reused = [], []
-    for p in prompts[1 : calls + 1]:
-        result, n = llm_latency._reused(llama, lambda p=p: one(p))
-        warm.append(result)
-        reused.append(n)
-    out = {
-        "model": "local SmolLM2-135M-Instruct (llama.cpp)",
-        "prompts": source,
-        "load_s": round(load_s, 2),
-        "decisions_prefix_reused": len(warm),
-        "median_s_prefix_reused": round(statistics.median(r.latency_s for r in warm), 2),
-        "prompt_tokens_median": int(statistics.median(r.tokens_in for r in warm)),
-        "reused_tokens_median": int(statistics.median(reused)),
-        "new_tokens_median": llm_latency._new_tokens(warm, reused),
-        "ok": sum(r.ok for r in warm + cold),
-        "calls": len(warm) + len(cold),
-    }
-    if cold:
-        out["decisions_cold"] = len(cold)
-        out["median_s_cold"] = round(statistics.median(r.latency_s for r in cold), 2)
-    resources.reset_all()
-    return out
 
 
 def bench_policies(seeds: list[int]) -> dict:
@@ -434,155 +288,6 @@ def flag_calibration(dbs: list[str]) -> dict:
         "bins": bins,
         "all_within_0_15": all(b["within_0_15"] for b in bins) if bins else None,
     }
-
-
-# ---------------------------------------------------------------------------------- table
-def _fmt_quality(q: dict | None) -> str:
-    if not q:
-        return "n/a"
-    if "error" in q:
-        return f"error: {q['error']}"
-    if not q.get("episodes"):
-        return f"no episode played (skipped {q.get('skipped', 0)})"
-    seeds = q["seeds"]
-    text = (
-        f"win {q['win_rate']:6.1%}  grader {q['mean_grader']:.3f}  steps {q['mean_steps']:5.1f}"
-        f"  LLM calls/ep {q['llm_calls_per_episode']:5.1f}  (n={q['episodes']}, "
-        f"seeds {min(seeds)}-{max(seeds)})"
-    )
-    modes = q.get("modes") or {}
-    if q["llm_calls_per_episode"] and sum(modes.values()):
-        total = sum(modes.values())
-        text += "  modes " + "/".join(f"{modes[m] / total:.0%}" for m in modes) + " agree/rule/llm"
-    if q.get("errors") or q.get("skipped"):
-        text += f" errors {q.get('errors', 0)} skipped {q.get('skipped', 0)}"
-    return text
-
-
-def table(r: dict) -> str:
-    rows: list[tuple[str, str]] = []
-
-    def err(part: dict) -> bool:
-        if "error" in part:
-            rows.append(("  error", part["error"]))
-            return True
-        return False
-
-    env = r.get("env", {})
-    rows.append(("ENVIRONMENT (hard)", ""))
-    if not err(env):
-        rows += [
-            ("  network generation, median", f"{env['generation_ms_median']:.0f} ms"),
-            ("  steps/s in-process", f"{env['in_process_steps_per_s']}"),
-            ("  steps/s HTTP (keep-alive, loopback)", f"{env['http_steps_per_s']}"),
-            ("  steps/s WebSocket", f"{env['ws_steps_per_s']}"),
-            (
-                "  observation JSON at reset / last step",
-                f"{env['hard_obs_bytes_reset'] / 1024:.1f} KiB / "
-                f"{env['hard_obs_bytes_last'] / 1024:.1f} KiB",
-            ),
-        ]
-    g = r.get("graph", {})
-    rows.append((f"GRAPH (hard, --model fake, SQLite checkpointer, {g.get('episodes')} ep)", ""))
-    if not err(g):
-        rows += [
-            (
-                "  overhead per action (nodes + checkpoints)",
-                f"{g['overhead_ms_per_action']:.1f} ms  ({g['actions_per_episode']:.0f} "
-                f"actions/ep; {g['overhead_ms_per_budget_step']:.1f} ms per budget step; "
-                f"env calls = {g['env_share_of_wall']:.0%} of wall)",
-            ),
-            (
-                "  checkpoint bytes per hard episode",
-                f"{g['checkpoint_bytes_per_episode'] / 1e6:.2f} MB  (database growth "
-                f"{g['db_growth_bytes_per_episode'] / 1e6:.2f} MB incl. memory tables)",
-            ),
-        ]
-    llm = r.get("llm", {})
-    rows.append(("LOCAL MODEL LATENCY per decision (hard inspect-step prompts)", ""))
-    if "skipped" in llm:
-        rows.append(("  local model", f"skipped: {llm['skipped']}"))
-    elif not err(llm):
-        rows.append(
-            (
-                "  median, prefix reused",
-                f"{llm['median_s_prefix_reused']:.2f} s  ({llm['decisions_prefix_reused']} "
-                f"calls, {llm['reused_tokens_median']}/{llm['prompt_tokens_median']} prompt "
-                f"tokens reused, {llm.get('new_tokens_median', '?')} evaluated)",
-            )
-        )
-        if "median_s_cold" in llm:
-            rows.append(
-                (
-                    "  median, cold prompt",
-                    f"{llm['median_s_cold']:.2f} s  ({llm['decisions_cold']})",
-                )
-            )
-    tr = r.get("training", {})
-    rows.append(("TRAINING RUN (the main job: `make run` = python train.py, local model)", ""))
-    if "skipped" in tr:
-        rows.append(("  training", f"skipped: {tr['skipped']}"))
-    elif tr and not err(tr):
-        rows += training_run.table_rows(tr)
-    pol = r.get("policies", {})
-    rules = r.get("rules_agent", {})
-    hyb = r.get("hybrid", {})
-    rows.append(("DETECTION QUALITY per task", ""))
-    for task in TASKS:
-        for policy in ("random", "naive"):
-            pq = pol if "error" in pol else pol.get(task, {}).get(policy)
-            rows.append((f"  {task}: {policy}", _fmt_quality(pq)))
-        rq = rules.get("quality", {}).get(task) if "error" not in rules else rules
-        rows.append((f"  {task}: rules-only agent", _fmt_quality(rq)))
-        if "skipped" in hyb:
-            rows.append((f"  {task}: hybrid (local model)", f"skipped: {hyb['skipped']}"))
-        else:
-            hq = hyb.get("quality", {}).get(task) if "error" not in hyb else hyb
-            rows.append((f"  {task}: hybrid (local model)", _fmt_quality(hq)))
-    if "memory" in hyb:
-        rows.append(("  hybrid memory", hyb["memory"]))
-    if "quality" in hyb:
-        alphas = ", ".join(f"{t} {q.get('alpha')}" for t, q in hyb["quality"].items())
-        rows.append(
-            (
-                "  hybrid evaluation",
-                f"α {alphas}; {hyb['eval_s']:.0f} s (budget {hyb['budget_min']:g} min, "
-                "episodes not started within it are skipped)",
-            )
-        )
-    c = rules.get("concurrency")
-    rows.append(("CONCURRENCY (hard, --model fake, one server process)", ""))
-    if c:
-        rows.append(
-            (
-                f"  sequential / --concurrency {c['concurrency']}, {c['episodes']} episodes",
-                f"{c['ratio']:.2f}x  ({c['sequential_s']:.0f} s / {c['concurrent_s']:.0f} s; "
-                f"identical results: {'yes' if c['identical_results'] else 'NO'})",
-            )
-        )
-    elif "error" in rules:
-        rows.append(("  error", rules["error"]))
-    cal = r.get("calibration", {})
-    rows.append((f"RULE FLAG CALIBRATION ({cal.get('flags', 0)} flag proposals)", ""))
-    if not err(cal):
-        for b in cal["bins"]:
-            rows.append(
-                (
-                    f"  confidence {b['bin']}",
-                    f"n={b['n']:4d}  mean conf {b['mean_confidence']:.3f}  in ring "
-                    f"{b['share_in_ring']:.3f}  gap {b['gap']:+.3f} "
-                    f"{'ok' if b['within_0_15'] else 'OUT of ±0.15'}",
-                )
-            )
-    width = max(len(k) for k, _ in rows)
-    head = (
-        f"fakegang bench — {r['date']} — `{r['command']}` — {r['machine']}"
-        f"{' — QUICK (smoke settings)' if r['quick'] else ''}"
-    )
-    lines = [head, "-" * min(120, len(head))]
-    lines += [f"{k:<{width}}  {v}".rstrip() for k, v in rows]
-    lines.append(f"total {r['total_s']:.0f} s; sections: {r.get('section_s')}")
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------- main

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from fakegang.tools.alpha import MODE_COLUMNS
+from fakegang_env.tasks import TASK_NAMES as TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
-TASKS = ("easy", "medium", "hard")
 REUSED_SHARE = 0.5  # at least this share of the prompt from the KV cache = "prefix reused"
 
 

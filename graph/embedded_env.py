@@ -23,6 +23,7 @@ def free_port() -> int:
 
 @contextmanager
 def embedded_env_server(port: int | None = None) -> Iterator[str]:
+    # lazy: the server app imports OpenEnv (seconds); only runs without --env-url need it
     import uvicorn
 
     from fakegang_env.server.app import app

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -20,11 +19,14 @@ from langgraph.runtime import Runtime
 
 from fakegang.graph import resources
 from fakegang.graph.context import Context
+from fakegang.graph.recovery import rebuild_for_state
 from fakegang.graph.state import EpisodeState
 from fakegang.tools import llm as llm_calls
 from fakegang.tools import prompting
 from fakegang.tools.actions import log_form, parse_action
 from fakegang.tools.alpha import ALPHA_FLOOR, MODE_COLUMNS, arbitrate_mode, compute_alpha
+from fakegang.tools.env_client import EnvError
+from fakegang.tools.episode_row import RESULT_KEYS
 from fakegang.tools.memory import Trajectory, utc_now
 from fakegang.tools.rules import propose, score_observation
 from fakegang_env.tasks import get_task
@@ -40,28 +42,15 @@ def thread_id_of(config: RunnableConfig) -> str:
     return str(config["configurable"]["thread_id"])
 
 
-def _scores_cache_key(thread_id: str, action_count: int) -> tuple[str, int]:
-    return (thread_id, action_count)
-
-
-_SCORES: dict[tuple[str, int], tuple[dict[str, float], dict[str, float]]] = {}
-_SCORES_LOCK = threading.Lock()  # `fakegang eval --concurrency` runs episodes in threads
-
-
 def _scores(state: EpisodeState, ctx: Context, thread_id: str):
     """Evidence scores of the current observation, computed once per step (observe, rule_check
     and llm_decide all need them). Scoring runs outside the lock; it is a pure function."""
-    key = _scores_cache_key(thread_id, state["action_count"])
-    with _SCORES_LOCK:
-        hit = _SCORES.get(key)
+    hit = resources.STEP_CACHE.get(thread_id, state["action_count"], "scores")
     if hit is not None:
         return hit
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
     scores = score_observation(obs, state["starting_ids"])
-    with _SCORES_LOCK:
-        _SCORES[key] = scores
-        if len(_SCORES) > 64:
-            _SCORES.pop(next(iter(_SCORES)))
+    resources.STEP_CACHE.put(thread_id, state["action_count"], "scores", scores)
     return scores
 
 
@@ -184,7 +173,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         system=system,
         user=user,
         choices=state["choices"],
-        settings=resources.model_settings(ctx),
+        settings=ctx.model_settings(),
     )
     return {
         "llm": {
@@ -212,13 +201,12 @@ def arbitrate(state: EpisodeState) -> dict:
     action = llm_action if mode == "llm" else rule["action"]
     if state["action_count"] >= state["max_actions"]:
         action, mode = "submit", "rule_override"
-    tally = dict(state["tally"])
-    tally[mode] += 1
+    tally = {mode: 1}  # increments: the state's reducer (add_counts) adds them up
     if llm.get("status") in ("ok", "error"):
-        tally["llm_calls"] += 1
-        tally["llm_tokens"] += int(llm.get("tokens") or 0)
+        tally["llm_calls"] = 1
+        tally["llm_tokens"] = int(llm.get("tokens") or 0)
     if llm.get("status") == "error":
-        tally["llm_errors"] += 1
+        tally["llm_errors"] = 1
     return {
         "decision": {"index": state["action_count"], "action": action, "mode": mode},
         "tally": tally,
@@ -235,9 +223,6 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
     thread_id = thread_id_of(config)
     decision = state["decision"]
     action_type, account_id = parse_action(decision["action"])
-    from fakegang.graph.recovery import rebuild_for_state
-    from fakegang.tools.env_client import EnvError
-
     client = resources.env_client(ctx)
     try:
         obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])
@@ -342,9 +327,7 @@ def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConf
     if ctx.learn:
         learn_status = _learn(ctx, state, row, action_log, won, reward, obs.grader_score or 0.0)
         memory.upsert_episode({"thread_id": thread_id, "learn_status": learn_status})
-    result = {
-        k: row[k] for k in ("won", "reward", "grader_score", "steps_used", "recall", "precision")
-    }
+    result = {k: row[k] for k in RESULT_KEYS}
     result.update(final_message=obs.message, learn_status=learn_status)
     return {"result": result}
 
@@ -410,7 +393,7 @@ def _reflection_text(
             resources.chat_model(ctx),
             system=system,
             user=user,
-            settings=resources.model_settings(ctx),
+            settings=ctx.model_settings(),
         )
         if result.ok and result.value and result.value.strip():
             return result.value.strip(), "llm"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 
+from fakegang.graph import resources
 from fakegang.tools.actions import parse_action
 from fakegang.tools.env_client import EnvClient
 from fakegang_env.schema import PlainObservation
@@ -70,8 +71,6 @@ def rebuild_for_state(ctx, state: dict, thread_id: str) -> PlainObservation:
     Replays the recorded actions below the state's `action_count`: the pending action of the
     checkpoint (which may or may not have reached the dead server) is then sent by `step_env`.
     """
-    from fakegang.graph import resources
-
     k = int(state["action_count"])
     recorded = [(s["idx"], s["action"]) for s in resources.memory(ctx).steps(thread_id)]
     obs = rebuild_env_episode(

@@ -17,13 +17,10 @@ import re
 import time
 from typing import Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel
 
-from fakegang.tools.json_structured import json_schema_structured_output
+from fakegang.tools.json_structured import JsonSchemaChatModel
 
 STAND_IN_PREFIX = "[stand-in]"
 
@@ -85,7 +82,7 @@ def stand_in_reflection(prompt: str) -> str:
     return " ".join(parts)
 
 
-class FakeChatModel(BaseChatModel):
+class FakeChatModel(JsonSchemaChatModel):
     """Deterministic stand-in; see the module docstring."""
 
     seed: int = 0
@@ -123,12 +120,3 @@ class FakeChatModel(BaseChatModel):
                 text = " ".join(text.split()[: int(max_tokens)])
         message = AIMessage(content=text, response_metadata={"model_name": "stand-in"})
         return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def with_structured_output(
-        self,
-        schema: dict[str, Any] | type[BaseModel],
-        *,
-        include_raw: bool = False,
-        **kwargs: Any,
-    ) -> Runnable:
-        return json_schema_structured_output(self, schema, include_raw=include_raw)

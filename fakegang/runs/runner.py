@@ -19,45 +19,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fakegang.runs.testhooks import callbacks
 from fakegang.graph import resources
-from fakegang.graph.context import Context
+from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
-from fakegang.graph.pausing import PauseControl, RunPaused, invoke_with_pauses
+from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.tools.chat_models import describe_model
+from fakegang.tools.episode_row import metrics_row
 from fakegang_env.tasks import get_task
 
 THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")
-PHASES = {
-    0: "=== Phase 1: Easy — learning basic signal detection ===",
-    20: "=== Phase 2: Medium — handling evasion ===",
-    35: "=== Phase 3: Hard — feature-only detection ===",
-}
-METRIC_KEYS = (
-    "episode",
-    "task",
-    "seed",
-    "won",
-    "reward",
-    "steps_used",
-    "recall",
-    "precision",
-    "action_log",
-    "final_message",
-    "n_reflections_used",
-    "had_few_shot",
-    "alpha_used",
-    "mode_agree",
-    "mode_rule",
-    "mode_llm",
-    "timestamp",
-    "grader_score",
-    "llm_calls",
-    "llm_tokens",
-    "run_id",
-    "thread_id",
+#: The seed's curriculum: (first episode index of the phase, its task, the line that opens it).
+CURRICULUM = (
+    (0, "easy", "=== Phase 1: Easy — learning basic signal detection ==="),
+    (20, "medium", "=== Phase 2: Medium — handling evasion ==="),
+    (35, "hard", "=== Phase 3: Hard — feature-only detection ==="),
 )
-
-
+PHASES = {start: banner for start, _task, banner in CURRICULUM}
 @dataclass
 class TrainOptions:
     env_url: str | None = None
@@ -67,7 +45,7 @@ class TrainOptions:
     verbose: bool = False
     log_dir: str = "runs"
     model: str = "local"
-    db: str = "checkpoints/fakegang.sqlite"
+    db: str = DEFAULT_DB_PATH
     seed_offset: int = 0
     llm_timeout_s: float = 30.0
     bedrock_model_id: str | None = None
@@ -96,14 +74,11 @@ def context_for(opts: TrainOptions, env_url: str) -> Context:
 
 
 def curriculum_task(episode_index: int, override: str | None) -> str:
-    """Episodes 1–20 easy, 21–35 medium, 36–50 hard (0-based index here)."""
+    """The task of the last CURRICULUM phase started by `episode_index` (0-based): episodes 1–20
+    easy, 21–35 medium, 36–50 hard."""
     if override:
         return override
-    if episode_index < 20:
-        return "easy"
-    if episode_index < 35:
-        return "medium"
-    return "hard"
+    return [task for start, task, _banner in CURRICULUM if start <= episode_index][-1]
 
 
 def episode_thread_id(run_id: str, episode: int) -> str:
@@ -120,6 +95,7 @@ def environment(env_url: str | None) -> Iterator[str]:
     if env_url:
         yield env_url
         return
+    # lazy: the embedded server imports OpenEnv (seconds); a run given --env-url never needs it
     from fakegang.graph.embedded_env import embedded_env_server
 
     with embedded_env_server() as url:
@@ -135,35 +111,6 @@ def schedule(opts: TrainOptions) -> list[tuple[int, str, int]]:
         out.append((i + 1, task, opts.seed_offset + per_task[task]))
         per_task[task] += 1
     return out
-
-
-def metrics_row(row: dict) -> dict:
-    """The seed's metrics keys plus ours, from an `episodes` table row."""
-    out = {
-        "episode": row["episode"],
-        "task": row["task"],
-        "seed": row["seed"],
-        "won": bool(row["won"]),
-        "reward": row["reward"],
-        "steps_used": row["steps_used"],
-        "recall": row["recall"],
-        "precision": row["precision"],
-        "action_log": json.loads(row["action_log"] or "[]"),
-        "final_message": row["final_message"],
-        "n_reflections_used": row["n_reflections_used"],
-        "had_few_shot": bool(row["had_few_shot"]),
-        "alpha_used": row["alpha_used"],
-        "mode_agree": row["mode_agree"],
-        "mode_rule": row["mode_rule"],
-        "mode_llm": row["mode_llm"],
-        "timestamp": row["finished_at"],
-        "grader_score": row["grader_score"],
-        "llm_calls": row["llm_calls"],
-        "llm_tokens": row["llm_tokens"],
-        "run_id": row["run_id"],
-        "thread_id": row["thread_id"],
-    }
-    return {k: out[k] for k in METRIC_KEYS}
 
 
 class ProgressPrinter:
@@ -234,8 +181,6 @@ def write_metrics(memory, run_id: str, log_dir: Path) -> Path:
 
 
 def episode_config(thread_id: str, task: str) -> dict:
-    from fakegang.graph.testhooks import callbacks
-
     config: dict[str, Any] = {
         "configurable": {"thread_id": thread_id},
         "recursion_limit": recursion_limit(get_task(task).max_steps),
@@ -380,7 +325,7 @@ def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
         printer.print(f"  OpenEnv server : {env_url}{'' if opts.env_url else ' (embedded)'}")
         printer.print(f"  Episodes       : {opts.episodes}")
         printer.print(f"  Task schedule  : {opts.task or 'curriculum (easy→medium→hard)'}")
-        printer.print(f"  LLM            : {describe_model(resources.model_settings(ctx))}")
+        printer.print(f"  LLM            : {describe_model(ctx.model_settings())}")
         printer.print("  Policy         : Hybrid (rules ↔ LLM, dynamic α)")
         printer.print("  Learning       : Reflexion (reflections + few-shot in prompt)")
         printer.print(f"  Memory         : {opts.db}\n{bar}\n")

@@ -14,7 +14,9 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fakegang.graph.runner import TrainOptions, episode_thread_id, schedule
+from fakegang.graph.graph import compile_with_sqlite
+from fakegang.tools.memory import Memory
+from fakegang.runs.runner import TrainOptions, episode_thread_id, schedule
 
 
 class RunsError(LookupError):
@@ -93,8 +95,6 @@ def _episode_status(app, memory, thread_id: str, run_status: str) -> tuple[str, 
 
 def collect_runs(db: str | Path, run_id: str | None = None) -> list[RunStatus]:
     """Every run of the database (or just `run_id`), oldest first."""
-    from fakegang.graph.graph import compile_with_sqlite
-    from fakegang.tools.memory import Memory
 
     if not Path(db).exists():
         raise RunsError(f"no database at {db}")

@@ -14,6 +14,14 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from fakegang.graph.graph import compile_with_sqlite
+from fakegang.runs.checkpoint_tables import (
+    CHECKPOINT_TABLES,
+    checkpoint_count,
+    keep_only_head,
+    table_names,
+)
+
 
 class PruneError(ValueError):
     """Bad arguments or no database."""
@@ -35,7 +43,6 @@ def _size(db: Path) -> int:
 
 def prune(db: str | Path, keep_last: int) -> PruneReport:
     """Prune finished episodes older than the `keep_last` most recent ones."""
-    from fakegang.graph.graph import compile_with_sqlite
 
     db = Path(db)
     if keep_last < 0:
@@ -45,8 +52,7 @@ def prune(db: str | Path, keep_last: int) -> PruneReport:
     before = _size(db)
     conn = sqlite3.connect(str(db), timeout=30)
     try:
-        tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
-        if not {"checkpoints", "writes", "episodes"} <= tables:
+        if not CHECKPOINT_TABLES | {"episodes"} <= table_names(conn):
             raise PruneError(f"{db} holds no fakegang checkpoints")
         finished = [
             r[0]
@@ -61,31 +67,16 @@ def prune(db: str | Path, keep_last: int) -> PruneReport:
             snap = app.get_state({"configurable": {"thread_id": thread_id}})
             if snap.created_at is None or snap.next:
                 continue  # no checkpoint, or the episode is resumable: keep it whole
-            n = conn.execute(
-                "select count(*) from checkpoints where thread_id = ?", (thread_id,)
-            ).fetchone()[0]
-            if n <= 1:
+            if checkpoint_count(conn, thread_id) <= 1:
                 continue  # pruned already
             to_prune.append((thread_id, snap.config["configurable"]["checkpoint_id"]))
         app.checkpointer.conn.close()
         deleted_cp = deleted_w = 0
         with conn:
             for thread_id, head_id in to_prune:
-                deleted_cp += conn.execute(
-                    "delete from checkpoints where thread_id = ? and not "
-                    "(checkpoint_ns = '' and checkpoint_id = ?)",
-                    (thread_id, head_id),
-                ).rowcount
-                deleted_w += conn.execute(
-                    "delete from writes where thread_id = ? and not "
-                    "(checkpoint_ns = '' and checkpoint_id = ?)",
-                    (thread_id, head_id),
-                ).rowcount
-                conn.execute(
-                    "update checkpoints set parent_checkpoint_id = null where thread_id = ? "
-                    "and checkpoint_id = ?",
-                    (thread_id, head_id),
-                )
+                cp, w = keep_only_head(conn, thread_id, head_id)
+                deleted_cp += cp
+                deleted_w += w
         conn.execute("pragma wal_checkpoint(TRUNCATE)")
         conn.execute("vacuum")
         conn.execute("pragma wal_checkpoint(TRUNCATE)")

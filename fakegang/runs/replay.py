@@ -16,6 +16,9 @@ from typing import Any, TextIO
 
 from langgraph.types import StateSnapshot
 
+from fakegang.graph.graph import compile_with_sqlite
+from fakegang.tools.memory import Memory
+
 NODE_WIDTH = 11
 
 
@@ -211,8 +214,6 @@ def replay(
 
     Returns the number of env actions printed.
     """
-    from fakegang.graph.graph import compile_with_sqlite
-    from fakegang.tools.memory import Memory
 
     if not Path(db).exists():
         raise ReplayError(f"no database at {db}")

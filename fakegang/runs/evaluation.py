@@ -27,11 +27,12 @@ from typing import Any, TextIO
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from fakegang.tools.env_client import EnvClient
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import builder
 from fakegang.graph.nodes import tally_columns
-from fakegang.graph.runner import environment, run_episode
+from fakegang.runs.runner import environment, run_episode
 
 #: Per-episode fields that must not depend on how the episodes were scheduled.
 RESULT_KEYS = (
@@ -128,7 +129,6 @@ def summarize(task: str, model: str, rows: list[dict]) -> dict:
 
 
 def _healthy(url: str) -> bool:
-    from fakegang.tools.env_client import EnvClient
 
     with EnvClient(url, timeout_s=5.0, retries=1) as client:
         return client.health()

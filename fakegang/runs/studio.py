@@ -6,7 +6,7 @@ graph at an environment server (an embedded one unless `--env-url`) and at the d
 `FAKEGANG_ENV_URL` / `FAKEGANG_DB_PATH`, then registers every episode thread of the database with
 the server (`threads.create(thread_id=..., if_exists="do_nothing")`): the dev server only lists
 threads it knows, and the checkpoints themselves are read from our file through
-`langgraph.json`'s `checkpointer.path` (graph/studio_checkpointer.py).
+`langgraph.json`'s `checkpointer.path` (fakegang/runs/studio_checkpointer.py).
 
 The Studio UI is a hosted web page (smith.langchain.com) that the *browser* loads; the server
 needs no network. Offline, use the HTTP API (`langgraph_sdk`) or `fakegang replay`.
@@ -29,6 +29,9 @@ from typing import TextIO
 
 import httpx
 
+from fakegang.runs.runner import environment
+from fakegang.runs.checkpoint_tables import table_names, thread_ids
+
 GRAPH_ID = "fakegang"
 OFFLINE_ENV = {
     "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -44,7 +47,7 @@ class StudioError(RuntimeError):
 
 def project_config() -> Path:
     """langgraph.json at the project root (the package is installed editable)."""
-    return Path(__file__).resolve().parent.parent / "langgraph.json"
+    return Path(__file__).resolve().parents[2] / "langgraph.json"
 
 
 def langgraph_executable() -> str:
@@ -64,12 +67,11 @@ def cli_threads(db: str | Path) -> list[dict]:
     """Every episode thread of the database (UUID thread ids only) with its metadata."""
     conn = sqlite3.connect(str(db), timeout=30)
     try:
-        tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
-        if "checkpoints" not in tables:
+        ids = thread_ids(conn)
+        if not ids:
             return []
-        ids = [r[0] for r in conn.execute("select distinct thread_id from checkpoints")]
         meta: dict[str, dict] = {}
-        if "episodes" in tables:
+        if "episodes" in table_names(conn):
             cur = conn.execute(
                 "select thread_id, run_id, episode, task, seed, status from episodes"
             )
@@ -95,6 +97,7 @@ def cli_threads(db: str | Path) -> list[dict]:
 
 def register_threads(url: str, db: str | Path, graph_id: str = GRAPH_ID) -> int:
     """Make the dev server list the CLI's episodes; returns how many threads were sent."""
+    # lazy: langgraph-sdk comes with the dev extra only (the Studio CLI needs it anyway)
     from langgraph_sdk import get_sync_client
 
     client = get_sync_client(url=url)
@@ -172,7 +175,6 @@ def run_studio(
     out: TextIO = sys.stdout,
 ) -> int:
     """Start the dev server, register the CLI threads, serve until Ctrl-C / SIGTERM."""
-    from fakegang.graph.runner import environment
 
     db = Path(db).resolve()
     config = Path(config).resolve() if config else project_config()

@@ -26,12 +26,14 @@ import uuid
 from pathlib import Path
 from typing import TextIO
 
+from fakegang.tools.memory import Memory
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
-from fakegang.graph.replay import head_branch
-from fakegang.graph.runner import TrainOptions, claim_run, context_for, environment, episode_config
-from fakegang.graph.runs import outcome_of
+from fakegang.runs.checkpoint_tables import copy_branch
+from fakegang.runs.replay import head_branch
+from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
+from fakegang.runs.runs import outcome_of
 from fakegang.tools.actions import format_action, parse_action
 from fakegang.tools.memory import utc_now
 
@@ -67,28 +69,6 @@ def illegal_reason(obs, action_type: str, account_id: str | None) -> str | None:
     return None
 
 
-def copy_branch(conn, lock, src: str, dst: str, checkpoint_ids: list[str]) -> None:
-    """Copy checkpoints (and the writes of all but the last) of `src` into thread `dst`."""
-    with lock:
-        for cid in checkpoint_ids:
-            conn.execute(
-                "insert into checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-                "parent_checkpoint_id, type, checkpoint, metadata) select ?, checkpoint_ns, "
-                "checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata from "
-                "checkpoints where thread_id = ? and checkpoint_ns = '' and checkpoint_id = ?",
-                (dst, src, cid),
-            )
-        for cid in checkpoint_ids[:-1]:
-            conn.execute(
-                "insert into writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
-                "task_path, idx, channel, type, value) select ?, checkpoint_ns, checkpoint_id, "
-                "task_id, task_path, idx, channel, type, value from writes where thread_id = ? "
-                "and checkpoint_ns = '' and checkpoint_id = ?",
-                (dst, src, cid),
-            )
-        conn.commit()
-
-
 def _options(memory, run_id: str, db: str) -> TrainOptions:
     row = memory.run(run_id) if run_id else None
     settings = json.loads(row["settings"]) if row and row.get("settings") else {}
@@ -107,7 +87,6 @@ def fork_episode(
     out: TextIO = sys.stdout,
 ) -> dict:
     """Fork `thread_id` at action index `at` with `action`; play the branch to its end."""
-    from fakegang.tools.memory import Memory
 
     if not Path(db).exists():
         raise ForkError(f"no database at {db}")
@@ -283,7 +262,6 @@ def _play(app, ctx, memory, fork_run: str, thread_id: str, task: str, at: int, o
 
 def resume_fork(run_id: str, *, db: str, env_url: str | None, out: TextIO) -> dict:
     """Finish an interrupted fork (its env episode is rebuilt if the server lost it)."""
-    from fakegang.tools.memory import Memory
 
     probe = Memory(db)
     settings = json.loads((probe.run(run_id) or {}).get("settings") or "{}")
