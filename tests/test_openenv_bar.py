@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -31,11 +32,13 @@ from openenv.validation.graders.runtime import (
     StateContractGrader,
 )
 from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
+from openenv.validation.runner import run_validation
 from openenv.validation.runtime.collector import collect_runtime_evidence
 from openenv.validation.runtime.contracts import RuntimePlan, load_runtime_plan
-from openenv.validation.types import CheckStatus
+from openenv.validation.types import CheckStatus, Level, Verdict
 
 from fakegang_env.server.app import ServerSettings, build_app
+from fakegang_env.validation import canaries
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "fakegang_env"
@@ -83,24 +86,14 @@ def test_skip_build_has_no_fail_and_every_skip_says_why() -> None:
     assert report["manifest"]["manifest_schema_version"] == "2"
 
 
-def test_a_broken_manifest_fails_static() -> None:
+def test_a_broken_manifest_fails_static(tmp_path: Path) -> None:
     """Negative control: the static check is not vacuous (a tolerance above policy fails)."""
-    bad = yaml.safe_load((PACKAGE / "openenv.yaml").read_text())
+    bad = manifest()
     bad["validation"]["reward"]["oracle_tolerance"] = 0.5
-    with_bad = REPO / ".pytest-bad-manifest"
-    shutil.rmtree(with_bad, ignore_errors=True)
-    with_bad.mkdir()
-    try:
-        (with_bad / "openenv.yaml").write_text(yaml.safe_dump(bad))
-        out = subprocess.run(
-            [str(OPENENV), "validate", str(with_bad), "--level", "static"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert out.returncode == 1 and "FAIL  static.manifest" in out.stdout
-    finally:
-        shutil.rmtree(with_bad, ignore_errors=True)
+    (tmp_path / "openenv.yaml").write_text(yaml.safe_dump(bad))
+    report = run_validation(tmp_path, max_level=Level.STATIC)
+    assert report.verdict is Verdict.FAIL
+    assert "exceeds the policy maximum" in report.results[0].evidence[0]
 
 
 def _runtime_checks(url: str, plan: RuntimePlan) -> dict[str, CheckStatus]:
@@ -177,38 +170,52 @@ def test_dockerfile_has_openenv_template_form() -> None:
     assert manifest()["port"] == 8000
 
 
-def test_package_alone_serves_as_laid_out_in_the_image(tmp_path: Path) -> None:
-    """runtime.startup's precondition: /app/env/fakegang_env, read-only, no repo around it."""
+_SERVE_THE_COPY = """
+import sys, uvicorn
+import fakegang_env.server.app as served
+assert served.__file__.startswith(sys.argv[1]), served.__file__
+leaked = [m for m in sys.modules if m.split(".")[0] in ("fakegang", "graph", "tools")]
+assert not leaked, leaked
+uvicorn.run(served.app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"""
+
+
+def _proc_kb(pid: int, file: str, key: str) -> int:
+    for line in Path(f"/proc/{pid}/{file}").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise KeyError(key)
+
+
+def test_package_alone_serves_within_its_declared_resources(tmp_path: Path) -> None:
+    """runtime.startup's precondition and a mirror of semantic.resource_envelope: the package
+    copied as the image lays it out (/app/env/fakegang_env, read-only, no repo beside it)
+    serves; its largest episodes stay inside the declared memory, storage and time."""
     env_dir = tmp_path / "env"
-    shutil.copytree(
-        PACKAGE, env_dir / "fakegang_env", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    shutil.copytree(PACKAGE, env_dir / "fakegang_env", ignore=shutil.ignore_patterns("__pycache__"))
     for path in env_dir.rglob("*"):
         path.chmod(0o555 if path.is_dir() else 0o444)
-    port = free_port()
-    env = {
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": str(env_dir),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HOME": str(tmp_path),
-    }
-    probe = subprocess.run(
-        [sys.executable, "-c", "import fakegang_env.server.app as a, sys; print(a.__file__); "
-         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-         "('fakegang', 'graph', 'tools')))"],
-        cwd=env_dir, env=env, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert probe.returncode == 0, probe.stderr
-    served_from, repo_modules = probe.stdout.splitlines()
-    assert served_from.startswith(str(env_dir)) and repo_modules == "[]"
+    port, url = free_port(), ""
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(env_dir), "HOME": str(tmp_path)}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "fakegang_env.server.app:app", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning"],
-        cwd=env_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-c", _SERVE_THE_COPY, str(env_dir), str(port)],
+        cwd=env_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        wait_healthy(f"http://127.0.0.1:{port}", timeout_s=180, proc=server)
-        assert httpx.get(f"http://127.0.0.1:{port}/metadata").json()["name"] == "fakegang_env"
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, timeout_s=180, proc=server)
+        assert httpx.get(f"{url}/metadata").json()["name"] == "fakegang_env"
+        declared = manifest()["validation"]["resources"]
+        written = _proc_kb(server.pid, "io", "write_bytes")
+        for canary in canaries.load():
+            if canary["task"] == "hard":
+                started = time.monotonic()
+                assert canaries.replay_over_ws(url, canary, "grader") == canary["grader_rewards"]
+                assert time.monotonic() - started < declared["episode_timeout_s"]
+        assert _proc_kb(server.pid, "status", "VmHWM") < declared["memory_mb"] * 1024
+        written = _proc_kb(server.pid, "io", "write_bytes") - written
+        assert written < declared["disk_mb"] * 2**20
     finally:
         server.terminate()
         server.wait(timeout=15)
@@ -216,9 +223,7 @@ def test_package_alone_serves_as_laid_out_in_the_image(tmp_path: Path) -> None:
             path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def test_resources_come_from_the_named_bench() -> None:
-    declared = manifest()["validation"]["resources"]
-    bench = (REPO / "bench" / "env_resources.py").read_text()
-    assert "VmHWM" in bench and "write_bytes" in bench  # what memory_mb and disk_mb rest on
-    assert declared == {"cpu": 1.0, "memory_mb": 512, "disk_mb": 64, "episode_timeout_s": 60.0}
-    assert "bench/env_resources.py" in (PACKAGE / "openenv.yaml").read_text()
+def test_resources_name_their_measurement() -> None:
+    text = (PACKAGE / "openenv.yaml").read_text()
+    assert "Measured by bench/env_resources.py" in text
+    assert "env_resources" in (REPO / "bench" / "run_all.py").read_text()

@@ -7,6 +7,7 @@ under a second, while `FakeGangEnv` imports `openenv.core` (seconds) and parses 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -57,10 +58,8 @@ class WsSession:
         return self._exchange("state", None, "state")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # the server may already have closed the socket
             self._conn.send(json.dumps({"type": "close"}))
-        except Exception:  # the server may already have closed the socket
-            pass
         self._conn.close()
 
     def __enter__(self) -> WsSession:
