@@ -142,13 +142,29 @@ def test_the_wire_graders_catch_the_undeclared_shaped_channel(base_url: str) -> 
     assert status is CheckStatus.FAIL and "in range" in evidence[0]
 
 
-def test_declared_tasks_match_the_tasks_route() -> None:
+def test_declared_tasks_match_the_tasks_route_and_openenv_task_api() -> None:
+    """Mirrors runtime.task_declaration_accuracy: declared counts = OpenEnv's Task API = /tasks."""
     from fastapi.testclient import TestClient
 
-    tasks = TestClient(build_app()).get("/tasks").json()["tasks"]
-    declared = manifest()["validation"]["capabilities"]["declared_task_count"]
-    assert declared == {"tasks": len(tasks)}
+    client = TestClient(build_app())
+    tasks = client.get("/tasks").json()["tasks"]
+    capabilities = manifest()["validation"]["capabilities"]
+    assert capabilities["task_api"] is True
+    declared = capabilities["declared_task_count"]
+    splits = [s["name"] for s in client.get("/fakegang_env/splits").json()]
+    assert splits == list(declared)
+    for split, count in declared.items():
+        assert client.post("/fakegang_env/num_tasks", json={"split": split}).json() == {
+            "num_tasks": count
+        }
+        listed = client.post("/fakegang_env/tasks", json={"split": split}).json()["tasks"]
+        assert listed == tasks and len(tasks) == count
     assert [t["name"] for t in tasks] == ["easy", "medium", "hard"]
+    last = client.post("/fakegang_env/task", json={"split": "tasks", "index": 2})
+    assert last.json()["task"]["name"] == "hard"
+    for bad in ({"split": "tasks", "index": 3}, {"split": "train", "index": 0}):
+        assert client.post("/fakegang_env/task", json=bad).status_code == 400
+    assert client.post("/fakegang_env/num_tasks", json={"split": "train"}).status_code == 400
 
 
 def test_image_requirements_are_pinned_to_the_tested_versions() -> None:

@@ -29,11 +29,13 @@ from pydantic import ValidationError
 
 from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
+from fakegang_env.server.catalog import tasks_catalog
 from fakegang_env.server.requests import ResetParams, random_seed
 
 ENV_NAME = "fakegang_env"
 ENV_VERSION = "0.1.0"
 REWARD_MODES: tuple[str, ...] = ("shaped", "grader")
+TASK_SPLIT = "tasks"
 ENV_DESCRIPTION = (
     "Uncover a coordinated ring of fake accounts hidden in a synthetic social network, on a "
     "step budget: inspect profiles, explore the follow graph, flag suspects, submit."
@@ -128,6 +130,32 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
             version=ENV_VERSION,
             readme_content=readme.read_text(encoding="utf-8") if readme.is_file() else None,
         )
+
+    # -- OpenEnv's Task API (TaskProvider): `/fakegang_env/splits`, `/num_tasks`, `/tasks`, ... --
+    # One split, `tasks`, whose entries are GET /tasks' entries (easy, medium, hard): what
+    # `declared_task_count` in openenv.yaml declares. Seeds are not tasks: every seed of a task
+    # is an instance of it. An unknown split raises IndexError, which OpenEnv answers with 400.
+    def list_splits(self) -> list[str]:
+        return [TASK_SPLIT]
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        if split != TASK_SPLIT:
+            raise IndexError(f"unknown split {split!r}; the only split is {TASK_SPLIT!r}")
+        return tasks_catalog()["tasks"]
+
+    def num_tasks(self, split: str) -> int:
+        return len(self.list_tasks(split))
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        tasks = self.list_tasks(split)
+        if not 0 <= index < len(tasks):
+            raise IndexError(f"task index {index} out of range 0-{len(tasks) - 1}")
+        return tasks[index]
+
+    def get_task_range(
+        self, split: str, start: int | None = None, stop: int | None = None
+    ) -> list[dict[str, Any]]:
+        return self.list_tasks(split)[start:stop]
 
     def close(self) -> None:
         self._episode = None
