@@ -5,7 +5,8 @@ Split from run_all.py so that the measuring and the presenting each stay one rea
 
 from __future__ import annotations
 
-import training_run  # bench/training_run.py (bench/ is on sys.path, as run_all.py sets it)
+import env_resources  # bench/env_resources.py (bench/ is on sys.path, as run_all.py sets it)
+import training_run  # bench/training_run.py
 
 from fakegang_env.tasks import TASK_NAMES as TASKS
 
@@ -55,6 +56,10 @@ def table(r: dict) -> str:
                 f"{env['hard_obs_bytes_last'] / 1024:.1f} KiB",
             ),
         ]
+    res = r.get("resources", {})
+    rows.append(("SERVER RESOURCES (openenv.yaml's validation.resources; own process)", ""))
+    if not err(res):
+        rows += env_resources.table_rows(res)
     g = r.get("graph", {})
     rows.append((f"GRAPH (hard, --model fake, SQLite checkpointer, {g.get('episodes')} ep)", ""))
     if not err(g):

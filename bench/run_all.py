@@ -3,6 +3,9 @@
     python bench/run_all.py [--quick] [--hybrid-db PATH] [--skip-hybrid] [--json]
 
 Sections (each fails on its own: an error is shown in its row, the others still run):
+* resources: a second, fresh server process measured from /proc while it serves episodes of
+  every task and 8 hard `/ws` sessions at once (bench/env_resources.py): the source of
+  `fakegang_env/openenv.yaml`'s `validation.resources`;
 * env: hard network generation, steps/s in-process / HTTP / WebSocket, hard observation size
   (bench/env_speed.py's functions, against the one server process the bench starts);
 * graph: a hard episode through the graph with `--model fake` on a fresh SQLite memory (the
@@ -59,6 +62,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+import env_resources  # noqa: E402  (bench/env_resources.py)
 import env_speed  # noqa: E402  (bench/env_speed.py)
 import training_run  # noqa: E402  (bench/training_run.py)
 from agent_bench import bench_graph, bench_llm, clear_process_caches, llama_available  # noqa: E402
@@ -344,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         server = env_speed.start_server(port)
         url = f"http://127.0.0.1:{port}"
         section("env", r, lambda: bench_env(1 if args.quick else 3, url, server.pid))
+        section("resources", r, lambda: env_resources.run(1 if args.quick else 3, 8))
         section("graph", r, lambda: bench_graph(url, [0] if args.quick else [0, 1, 2], work))
         if args.skip_llm:
             r["llm"] = {"skipped": "--skip-llm"}

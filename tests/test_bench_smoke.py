@@ -52,12 +52,14 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     assert proc.stdout.strip() == r["table"]
     assert r["quick"] is True and r["seeds"] == [0, 1, 2]
 
-    for name in ("env", "graph", "policies", "rules_agent", "calibration"):
+    for name in ("env", "resources", "graph", "policies", "rules_agent", "calibration"):
         assert "error" not in r[name], (name, r[name])
     env = r["env"]
     for key in ("in_process_steps_per_s", "http_steps_per_s", "ws_steps_per_s"):
         assert env[key] > 0
     assert env["hard_obs_bytes_last"] > env["hard_obs_bytes_reset"] > 0
+    res = r["resources"]
+    assert res["peak_rss_mb"] >= res["idle_rss_mb"] > 0 and res["slowest_episode_s"] > 0
     graph = r["graph"]
     assert graph["overhead_ms_per_action"] > 0 and graph["checkpoint_bytes_per_episode"] > 10_000
     assert 0 < graph["env_share_of_wall"] < 1
@@ -88,6 +90,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     table = proc.stdout
     for heading in (
         "ENVIRONMENT",
+        "SERVER RESOURCES",
         "GRAPH",
         "LOCAL MODEL LATENCY",
         "DETECTION QUALITY",
