@@ -19,6 +19,9 @@ Sections (each fails on its own: an error is shown in its row, the others still 
   hybrid evaluation seeds 0-2 are unseen), timed, and summarised by bench/training_run.py: LLM
   calls per task, agree / rule_override / llm shares, decision latency with and without the
   KV-cache prefix reused;
+* load: 64 hard episodes at once over HTTP against the one server process (bench/env_load.py):
+  requests/s, latency p50/p99, errors (must be 0; a final reward that differs from the same
+  actions played in-process counts as one);
 * concurrency: wall time of 40 hard rules-agent episodes played sequentially / with
   `--concurrency 8` against one server process (their results must be identical);
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning
@@ -60,6 +63,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+import env_load  # noqa: E402  (bench/env_load.py)
 import env_speed  # noqa: E402  (bench/env_speed.py)
 import training_run  # noqa: E402  (bench/training_run.py)
 
@@ -70,8 +74,8 @@ from fakegang.graph.evaluation import comparable, evaluate  # noqa: E402
 from fakegang.graph.graph import compile_with_sqlite  # noqa: E402
 from fakegang.graph.runner import TrainOptions, run_episode, train  # noqa: E402
 from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
-from fakegang_env.policies import run_policy  # noqa: E402
 from fakegang_env.generator import generate_network  # noqa: E402
+from fakegang_env.policies import run_policy  # noqa: E402
 
 TASKS = ("easy", "medium", "hard")
 CAL_BINS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
@@ -482,6 +486,25 @@ def table(r: dict) -> str:
                 f"{env['hard_obs_bytes_last'] / 1024:.1f} KiB",
             ),
         ]
+    load = r.get("load", {})
+    rows.append((f"LOAD ({load.get('episodes')} hard episodes at once over HTTP, one server)", ""))
+    if not err(load):
+        rows += [
+            (
+                "  requests/s",
+                f"{load['requests_per_s']}  ({load['requests']} requests in {load['wall_s']} s)",
+            ),
+            (
+                "  latency p50 / p99 / max",
+                f"{load['p50_ms']} / {load['p99_ms']} / {load['max_ms']} ms  (client and server "
+                "share the cores)",
+            ),
+            (
+                "  errors (must be 0)",
+                f"{load['errors']}"
+                + (f"  e.g. {load['error_samples'][0]}" if load["errors"] else ""),
+            ),
+        ]
     g = r.get("graph", {})
     rows.append((f"GRAPH (hard, --model fake, SQLite checkpointer, {g.get('episodes')} ep)", ""))
     if not err(g):
@@ -591,6 +614,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="few seeds, for a fast smoke run")
     p.add_argument("--seeds", type=parse_seed_range, default=None, help="quality seeds (0-49)")
     p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--load-episodes", type=int, default=None, help="concurrent HTTP episodes (64)")
     p.add_argument("--ratio-episodes", type=int, default=None, help="hard episodes timed (40)")
     p.add_argument("--hybrid-db", default=None, help="evaluate this training memory (no training)")
     p.add_argument("--hybrid-seeds", type=parse_seed_range, default=None, help="default 0-2")
@@ -609,10 +633,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     q = args.quick
     args.seeds = args.seeds or (list(range(3)) if q else list(range(50)))
     args.ratio_episodes = args.ratio_episodes or (4 if q else 40)
+    args.load_episodes = args.load_episodes or (8 if q else 64)
     args.hybrid_seeds = args.hybrid_seeds or ([0] if q else [0, 1, 2])
     args.calibration_episodes = args.calibration_episodes or (1 if q else 10)
-    if args.concurrency < 1 or args.ratio_episodes < 1 or args.training_episodes < 1:
-        p.error("--concurrency, --ratio-episodes and --training-episodes must be at least 1")
+    if min(args.concurrency, args.ratio_episodes, args.training_episodes, args.load_episodes) < 1:
+        p.error(
+            "--concurrency, --ratio-episodes, --training-episodes and --load-episodes must be "
+            "at least 1"
+        )
     if q:
         args.concurrency = min(args.concurrency, 4)
         args.skip_training = args.skip_training or not args.training_db
@@ -639,6 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         server = env_speed.start_server(port)
         url = f"http://127.0.0.1:{port}"
         section("env", r, lambda: bench_env(1 if args.quick else 3, url, server.pid))
+        section("load", r, lambda: env_load.bench_load(url, args.load_episodes))
         section("graph", r, lambda: bench_graph(url, [0] if args.quick else [0, 1, 2], work))
         if args.skip_llm:
             r["llm"] = {"skipped": "--skip-llm"}

@@ -21,6 +21,8 @@ from typing import Any
 
 import sqlite_utils
 
+from fakegang.database_check import stamp_schema
+
 #: Reflections kept per task; older ones are deleted (prompts use only the last few).
 MAX_REFLECTIONS_PER_TASK = 40
 #: Similarity (difflib ratio on normalised text) above which a reflection counts as a duplicate.
@@ -197,6 +199,7 @@ class Memory:
             self.db["episodes"].create_index(["run_id", "episode"], if_not_exists=True)
             self.db["reflections"].create_index(["task", "id"], if_not_exists=True)
             self.db["reflections"].create_index(["thread_id"], unique=True, if_not_exists=True)
+            stamp_schema(self.db.conn)  # schema version + application id for `fakegang db check`
 
     def _add_missing_columns(self, table: str, columns: dict[str, type]) -> None:
         existing = self.db[table].columns_dict

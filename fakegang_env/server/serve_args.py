@@ -19,7 +19,9 @@ DEFAULT_PORT = 8000
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `fakegang env serve`, shared with `python -m fakegang_env.server.app`."""
     parser.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help="port (default 8000)")
+    parser.add_argument(
+        "--port", type=port_number, default=DEFAULT_PORT, help="port (default 8000)"
+    )
     parser.add_argument(
         "--max-episodes",
         type=positive(int),
@@ -32,6 +34,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="seconds before an idle HTTP episode expires (default 1800, or "
         "$FAKEGANG_EPISODE_TTL_S)",
+    )
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="require 'Authorization: Bearer TOKEN' on every route but /health (prefer "
+        "$FAKEGANG_ENV_TOKEN: a flag shows in the process list)",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow binding a non-loopback --host without a token (trusted networks only)",
     )
     parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
