@@ -12,8 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from tests.env_fixtures import ServerProcess, action_body, free_port, policy_trace
+from env_fixtures import ServerProcess, action_body, free_port, policy_trace
 
 REPO = Path(__file__).resolve().parents[1]
 N_EPISODES = 16
