@@ -21,7 +21,8 @@ def _env(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--env-url",
         default=None,
-        help="environment server URL (default: start an embedded one on 127.0.0.1)",
+        help="environment server URL (default: start an embedded one on 127.0.0.1); "
+        "$FAKEGANG_ENV_TOKEN is sent as its bearer token",
     )
 
 

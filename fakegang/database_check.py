@@ -137,7 +137,10 @@ def _inspect_schema(conn: sqlite3.Connection, path: Path, size: int) -> Database
     tables = {t for t in tables if not t.startswith("sqlite_")}
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    # (an immutable connection reports "delete": read the file's own header bytes 18-19)
+    with path.open("rb") as fh:
+        header = fh.read(20)
+    journal = "wal" if len(header) == 20 and header[18] == 2 else "rollback"
     ours = tables & EXPECTED_COLUMNS.keys()
     if app_id not in (0, APPLICATION_ID):
         raise DatabaseProblem(
