@@ -5,6 +5,7 @@ Split from run_all.py so that the measuring and the presenting each stay one rea
 
 from __future__ import annotations
 
+import env_load  # bench/env_load.py
 import env_resources  # bench/env_resources.py (bench/ is on sys.path, as run_all.py sets it)
 import training_run  # bench/training_run.py
 
@@ -56,6 +57,10 @@ def table(r: dict) -> str:
                 f"{env['hard_obs_bytes_last'] / 1024:.1f} KiB",
             ),
         ]
+    load = r.get("load", {})
+    rows.append((f"LOAD ({load.get('episodes')} hard episodes at once over HTTP, one server)", ""))
+    if not err(load):
+        rows += env_load.table_rows(load)
     res = r.get("resources", {})
     rows.append(("SERVER RESOURCES (openenv.yaml's validation.resources; own process)", ""))
     if not err(res):

@@ -22,6 +22,9 @@ Sections (each fails on its own: an error is shown in its row, the others still 
   hybrid evaluation seeds 0-2 are unseen), timed, and summarised by bench/training_run.py: LLM
   calls per task, agree / rule_override / llm shares, decision latency with and without the
   KV-cache prefix reused;
+* load: 64 hard episodes at once over HTTP against the one server process (bench/env_load.py):
+  requests/s, latency p50/p99, errors (must be 0; a final reward that differs from the same
+  actions played in-process counts as one);
 * concurrency: wall time of 40 hard rules-agent episodes played sequentially / with
   `--concurrency 8` against one server process (their results must be identical);
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning
@@ -300,6 +303,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="few seeds, for a fast smoke run")
     p.add_argument("--seeds", type=parse_seed_range, default=None, help="quality seeds (0-49)")
     p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--load-episodes", type=int, default=None, help="concurrent HTTP episodes (64)")
     p.add_argument("--ratio-episodes", type=int, default=None, help="hard episodes timed (40)")
     p.add_argument("--hybrid-db", default=None, help="evaluate this training memory (no training)")
     p.add_argument("--hybrid-seeds", type=parse_seed_range, default=None, help="default 0-2")
@@ -318,10 +322,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     q = args.quick
     args.seeds = args.seeds or (list(range(3)) if q else list(range(50)))
     args.ratio_episodes = args.ratio_episodes or (4 if q else 40)
+    args.load_episodes = args.load_episodes or (8 if q else 64)
     args.hybrid_seeds = args.hybrid_seeds or ([0] if q else [0, 1, 2])
     args.calibration_episodes = args.calibration_episodes or (1 if q else 10)
-    if args.concurrency < 1 or args.ratio_episodes < 1 or args.training_episodes < 1:
-        p.error("--concurrency, --ratio-episodes and --training-episodes must be at least 1")
+    if min(args.concurrency, args.ratio_episodes, args.training_episodes, args.load_episodes) < 1:
+        p.error(
+            "--concurrency, --ratio-episodes, --training-episodes and --load-episodes must be "
+            "at least 1"
+        )
     if q:
         args.concurrency = min(args.concurrency, 4)
         args.skip_training = args.skip_training or not args.training_db

@@ -19,7 +19,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--env-url",
         default=None,
-        help="environment server URL (default: start an embedded one on 127.0.0.1)",
+        help="environment server URL (default: start an embedded one on 127.0.0.1); "
+        "$FAKEGANG_ENV_TOKEN is sent as its bearer token",
     )
     p.add_argument(
         "--task",

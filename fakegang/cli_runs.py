@@ -23,7 +23,8 @@ def _env(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--env-url",
         default=None,
-        help="environment server URL (default: start an embedded one on 127.0.0.1)",
+        help="environment server URL (default: start an embedded one on 127.0.0.1); "
+        "$FAKEGANG_ENV_TOKEN is sent as its bearer token",
     )
 
 
@@ -93,10 +94,17 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 def cmd_studio(args: argparse.Namespace) -> int:
     from fakegang.runs.studio import StudioError, run_studio
+    from fakegang_env.server.auth import InsecureBindError, check_bind
 
+    try:
+        # The dev server has no token of ours: beyond loopback only with --insecure.
+        check_bind(args.host, None, args.insecure, what="LangGraph dev server")
+    except InsecureBindError as exc:
+        return _fail(str(exc))
     try:
         return run_studio(
             args.db,
+            host=args.host,
             port=args.port,
             env_url=args.env_url,
             config=args.config,
@@ -150,7 +158,13 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("studio", help="LangGraph dev server (Studio API) on our DB, offline")
     _db(p)
     _env(p)
-    p.add_argument("--port", type=int, default=2024, help="port on 127.0.0.1 (default: 2024)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=2024, help="port (default: 2024)")
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback --host (the dev server has no token: trusted networks only)",
+    )
     p.add_argument("--config", default=None, help="langgraph.json (default: the project's)")
     p.add_argument(
         "--workdir", default=None, help="dev server state dir (default: the DB's directory)"

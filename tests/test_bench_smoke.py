@@ -52,7 +52,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     assert proc.stdout.strip() == r["table"]
     assert r["quick"] is True and r["seeds"] == [0, 1, 2]
 
-    for name in ("env", "resources", "graph", "policies", "rules_agent", "calibration"):
+    for name in ("env", "resources", "load", "graph", "policies", "rules_agent", "calibration"):
         assert "error" not in r[name], (name, r[name])
     env = r["env"]
     for key in ("in_process_steps_per_s", "http_steps_per_s", "ws_steps_per_s"):
@@ -63,6 +63,9 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     graph = r["graph"]
     assert graph["overhead_ms_per_action"] > 0 and graph["checkpoint_bytes_per_episode"] > 10_000
     assert 0 < graph["env_share_of_wall"] < 1
+    load = r["load"]
+    assert load["episodes"] == 8 and load["errors"] == 0 and load["requests"] > 8
+    assert load["requests_per_s"] > 0 and 0 < load["p50_ms"] <= load["p99_ms"] <= load["max_ms"]
     assert r["llm"] == {"skipped": "--skip-llm"}
     assert "skipped" in r["hybrid"]
     training = r["training"]
@@ -91,6 +94,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     for heading in (
         "ENVIRONMENT",
         "SERVER RESOURCES",
+        "LOAD",
         "GRAPH",
         "LOCAL MODEL LATENCY",
         "DETECTION QUALITY",

@@ -216,7 +216,8 @@ def test_bad_input_gives_a_clear_error(trained, tmp_path, capsys) -> None:
     not_db = tmp_path / "junk.sqlite"
     not_db.write_text("not sqlite")
     assert main(["report", "x", "--db", str(not_db)]) == 2
-    assert "not a fakegang memory database" in capsys.readouterr().err
+    # caught by the --db check every command runs first (fakegang/database_check.py)
+    assert "is not an SQLite database" in capsys.readouterr().err
     run = trained["run_id"]
     assert main(["report", run, "--db", db, "--episodes", "9", "--out", str(tmp_path / "b")]) == 2
     assert "episodes [9] are not in this run (it has 1-3)" in capsys.readouterr().err

@@ -8,6 +8,7 @@ OpenEnv import.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -16,6 +17,13 @@ import httpx
 from fakegang_env.schema import PlainObservation
 
 RETRYABLE = (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout)
+#: The bearer token of a server started with one (`fakegang env serve --token`); the same
+#: variable the server reads, so an embedded server and its client agree without a flag.
+TOKEN_ENV = "FAKEGANG_ENV_TOKEN"
+
+
+def env_token() -> str | None:
+    return os.environ.get(TOKEN_ENV) or None
 
 
 class EnvError(RuntimeError):
@@ -24,7 +32,10 @@ class EnvError(RuntimeError):
     def __init__(self, status: int, detail: Any, route: str) -> None:
         self.status = status
         self.detail = detail
-        super().__init__(f"environment {route} failed with HTTP {status}: {detail}")
+        hint = ""
+        if status == 401:
+            hint = f" (the server needs its token: set ${TOKEN_ENV} to it)"
+        super().__init__(f"environment {route} failed with HTTP {status}: {detail}{hint}")
 
 
 def parse_observation(payload: dict) -> PlainObservation:
@@ -39,10 +50,20 @@ def parse_observation(payload: dict) -> PlainObservation:
 class EnvClient:
     """Blocking client; one instance can drive many episodes (each addressed by its id)."""
 
-    def __init__(self, base_url: str, *, timeout_s: float = 30.0, retries: int = 3) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 30.0,
+        retries: int = 3,
+        token: str | None = None,
+    ) -> None:
+        """`token` (default `$FAKEGANG_ENV_TOKEN`) is sent as `Authorization: Bearer`."""
         self.base_url = base_url.rstrip("/")
         self.retries = retries
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s)
+        token = token or env_token()
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s, headers=headers)
 
     def _request(self, method: str, route: str, **kwargs: Any) -> dict:
         for attempt in range(self.retries + 1):
@@ -67,6 +88,10 @@ class EnvClient:
             return self._request("GET", "/health").get("status") == "healthy"
         except (httpx.HTTPError, EnvError):
             return False
+
+    def probe(self, route: str = "/tasks") -> int:
+        """The HTTP status of one GET (no retry, no raise on 4xx): 401 means a wrong token."""
+        return self._http.get(route).status_code
 
     def tasks(self) -> dict:
         return self._request("GET", "/tasks")

@@ -21,6 +21,7 @@ from typing import Any
 
 import sqlite_utils
 
+from fakegang.tools.database_check import stamp_schema
 from fakegang.tools.episode_row import EPISODE_SCHEMA
 
 #: Reflections kept per task; older ones are deleted (prompts use only the last few).
@@ -172,6 +173,7 @@ class Memory:
             self.db["episodes"].create_index(["run_id", "episode"], if_not_exists=True)
             self.db["reflections"].create_index(["task", "id"], if_not_exists=True)
             self.db["reflections"].create_index(["thread_id"], unique=True, if_not_exists=True)
+            stamp_schema(self.db.conn)  # schema version + application id for `fakegang db check`
 
     def _add_missing_columns(self, table: str, columns: dict[str, type]) -> None:
         existing = self.db[table].columns_dict

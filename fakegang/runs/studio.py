@@ -168,6 +168,7 @@ def _tail(path: Path, n: int = 25) -> str:
 def run_studio(
     db: str | Path,
     *,
+    host: str = "127.0.0.1",
     port: int = 2024,
     env_url: str | None = None,
     config: str | Path | None = None,
@@ -187,7 +188,8 @@ def run_studio(
     if not port_free(port):
         raise StudioError(f"port {port} on 127.0.0.1 is in use: choose another with --port")
     os.environ.update(OFFLINE_ENV)
-    url = f"http://127.0.0.1:{port}"
+    # (fakegang/cli_runs.py has refused a non-loopback host unless --insecure)
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         with environment(env_url) as live_env, open(log_path, "wb") as log:
@@ -197,7 +199,7 @@ def run_studio(
                 "FAKEGANG_DB_PATH": str(db),
                 "FAKEGANG_ENV_URL": live_env,
             }
-            argv = [executable, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1"]
+            argv = [executable, "dev", "--no-browser", "--no-reload", "--host", host]
             argv += ["--port", str(port), "--config", str(config)]
             proc = subprocess.Popen(
                 argv,

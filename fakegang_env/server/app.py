@@ -7,9 +7,12 @@
   replaced by the registry-backed routes of `routes.py` (same wire shapes; see its docstring).
 * Every bad request gets a 4xx JSON body (`errors.py`), bodies over 64 KiB get 413, and an
   unexpected exception becomes a JSON 500 instead of plain text.
+* With a token (`auth.py`) every route but `/health` needs `Authorization: Bearer <token>`.
+* `/openapi.json` documents every status each route can answer (`contract.py`).
 
 Settings come from environment variables (`FAKEGANG_EPISODE_TTL_S`, `FAKEGANG_MAX_EPISODES`,
-`FAKEGANG_MAX_BODY_BYTES`, `FAKEGANG_MAX_WS_SESSIONS`) or `main()`'s flags.
+`FAKEGANG_MAX_BODY_BYTES`, `FAKEGANG_MAX_WS_SESSIONS`, `FAKEGANG_ENV_TOKEN`) or `main()`'s
+flags.
 Run: `python -m fakegang_env.server.app [--host 127.0.0.1] [--port 8000]`.
 """
 
@@ -17,7 +20,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass, replace
+import sys
+from dataclasses import dataclass, field, replace
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
@@ -25,6 +29,14 @@ from openenv.core.env_server.http_server import create_app
 
 from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
+from fakegang_env.server.auth import (
+    BearerTokenMiddleware,
+    InsecureBindError,
+    check_bind,
+    check_token_strength,
+    token_from_env,
+)
+from fakegang_env.server.contract import install_contract
 from fakegang_env.server.errors import (
     DEFAULT_MAX_BODY_BYTES,
     BodySizeLimitMiddleware,
@@ -46,6 +58,7 @@ class ServerSettings:
     max_episodes: int = DEFAULT_MAX_EPISODES
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_ws_sessions: int = DEFAULT_MAX_WS_SESSIONS
+    token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls) -> ServerSettings:
@@ -66,6 +79,7 @@ class ServerSettings:
             max_episodes=int(num("FAKEGANG_MAX_EPISODES", DEFAULT_MAX_EPISODES, int)),
             max_body_bytes=int(num("FAKEGANG_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, int)),
             max_ws_sessions=int(num("FAKEGANG_MAX_WS_SESSIONS", DEFAULT_MAX_WS_SESSIONS, int)),
+            token=token_from_env(),
         )
 
 
@@ -101,6 +115,9 @@ def build_app(
     hot = [r for r in app.router.routes if getattr(r, "path", None) in _HOT_ROUTES]
     app.router.routes[:] = hot + [r for r in app.router.routes if r not in hot]
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.token:  # added last, so it runs first: no body is read for a stranger
+        app.add_middleware(BearerTokenMiddleware, token=settings.token)
+    install_contract(app, secured=bool(settings.token))
     app.state.registry = registry
     app.state.settings = settings
     return app
@@ -126,6 +143,15 @@ def serve(args: argparse.Namespace) -> int:
         settings = replace(settings, max_episodes=args.max_episodes)
     if args.episode_ttl is not None:
         settings = replace(settings, ttl_s=args.episode_ttl)
+    if args.token:
+        settings = replace(settings, token=args.token)
+    try:
+        if settings.token:
+            check_token_strength(settings.token)
+        check_bind(args.host, settings.token, args.insecure, what="environment server")
+    except (InsecureBindError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     server_app = app if settings == app.state.settings else build_app(settings)
     uvicorn.run(
         server_app,

@@ -16,11 +16,32 @@ from fakegang_env.schema import ActionFields
 from fakegang_env.tasks import TASK_NAMES, get_task
 
 DEFAULT_TASK = "easy"
-MAX_SEED = 2**63 - 1
+#: The largest integer every JSON client reads exactly (JavaScript's MAX_SAFE_INTEGER); larger
+#: bounds turn into floats in the OpenAPI document and lose the last digits.
+MAX_SEED = 2**53 - 1
 #: Episode ids travel in query strings and logs: keep them to a safe alphabet.
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,255}$"
 EPISODE_ID_RULE = "1-255 characters from A-Z a-z 0-9 _ . : -"
-_EPISODE_ID_RE = re.compile(EPISODE_ID_PATTERN)
+#: The same rule for `?episode_id=` (pydantic's regex: `$` is the end of the text, no newline).
+EPISODE_ID_QUERY_PATTERN = EPISODE_ID_PATTERN
+_EPISODE_ID_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,255}")
+#: Declares the rule in the JSON schema; `_safe_episode_id` enforces it with a readable message
+#: (at the top level of `str | None` a `pattern` constrains only the string branch).
+_EPISODE_ID_SCHEMA = {"pattern": EPISODE_ID_PATTERN, "minLength": 1, "maxLength": 255}
+
+
+def _check_episode_id(value: str | None) -> str | None:
+    if value is not None and not _EPISODE_ID_RE.fullmatch(value):
+        raise ValueError(f"episode_id must be {EPISODE_ID_RULE}, got {value[:80]!r}")
+    return value
+
+
+def _integral(value: Any) -> Any:
+    """JSON has one number type: `5.0` is an integer in JSON Schema, so it is accepted as 5.
+    `5.5`, `"5"` and `true` stay errors (strict int)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def random_seed() -> int:
@@ -33,14 +54,21 @@ class ResetParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    task: str = Field(default=DEFAULT_TASK, description=f"One of: {', '.join(TASK_NAMES)}")
+    task: str = Field(
+        default=DEFAULT_TASK,
+        description=f"One of: {', '.join(TASK_NAMES)}",
+        json_schema_extra={"enum": list(TASK_NAMES)},
+    )
     seed: StrictInt | None = Field(
         default=None, ge=0, le=MAX_SEED, description="Network seed; random when absent"
     )
     episode_id: str | None = Field(
         default=None,
         description=f"Your id for the episode ({EPISODE_ID_RULE}); a uuid4 when absent",
+        json_schema_extra=_EPISODE_ID_SCHEMA,
     )
+
+    _integral_seed = field_validator("seed", mode="before")(_integral)
 
     @field_validator("task")
     @classmethod
@@ -48,12 +76,7 @@ class ResetParams(BaseModel):
         get_task(value)  # raises UnknownTaskError (a ValueError) naming the valid tasks
         return value
 
-    @field_validator("episode_id")
-    @classmethod
-    def _safe_episode_id(cls, value: str | None) -> str | None:
-        if value is not None and not _EPISODE_ID_RE.fullmatch(value):
-            raise ValueError(f"episode_id must be {EPISODE_ID_RULE}, got {value[:80]!r}")
-        return value
+    _safe_episode_id = field_validator("episode_id")(_check_episode_id)
 
 
 class WireAction(ActionFields):
@@ -70,8 +93,8 @@ class StepBody(BaseModel):
     action: WireAction
     episode_id: str | None = Field(
         default=None,
-        max_length=255,
         description="Episode to act in (from /reset); the default episode when absent",
+        json_schema_extra=_EPISODE_ID_SCHEMA,
     )
     action_index: StrictInt | None = Field(
         default=None,
@@ -82,3 +105,6 @@ class StepBody(BaseModel):
     request_id: str | None = Field(
         default=None, max_length=255, description="Accepted for OpenEnv compatibility; unused"
     )
+
+    _safe_episode_id = field_validator("episode_id")(_check_episode_id)
+    _integral_index = field_validator("action_index", mode="before")(_integral)

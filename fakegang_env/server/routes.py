@@ -28,8 +28,15 @@ from fastapi.responses import Response
 from openenv.core.env_server.types import ResetResponse, StepResponse
 
 from fakegang_env.server.catalog import tasks_catalog
+from fakegang_env.server.contract import error_response
 from fakegang_env.server.errors import ApiError
-from fakegang_env.server.requests import ResetParams, StepBody, random_seed
+from fakegang_env.server.requests import (
+    EPISODE_ID_QUERY_PATTERN,
+    EPISODE_ID_RULE,
+    ResetParams,
+    StepBody,
+    random_seed,
+)
 from fakegang_env.server.sessions import (
     ActionIndexConflict,
     EpisodeNotFoundError,
@@ -69,14 +76,7 @@ def wire_body(obs: dict[str, Any]) -> bytes:
 
 
 def _error_doc(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {
-            _JSON: {
-                "example": {"error": "short_code", "message": "a sentence saying what went wrong"}
-            }
-        },
-    }
+    return error_response(description)
 
 
 def _lookup(registry: EpisodeRegistry, episode_id: str | None) -> HeldEpisode:
@@ -171,7 +171,11 @@ def register_http_routes(
         responses={404: _error_doc("Unknown episode_id, or no default episode yet")},
     )
     async def state(
-        episode_id: str | None = Query(default=None, max_length=255),  # noqa: B008
+        episode_id: str | None = Query(  # noqa: B008
+            default=None,
+            pattern=EPISODE_ID_QUERY_PATTERN,
+            description=f"Episode id ({EPISODE_ID_RULE}); the default episode when absent",
+        ),
     ) -> Response:
         held = _lookup(registry, episode_id)
         with held.lock:
@@ -188,7 +192,11 @@ def register_http_routes(
         },
     )
     async def grader(
-        episode_id: str | None = Query(default=None, max_length=255),  # noqa: B008
+        episode_id: str | None = Query(  # noqa: B008
+            default=None,
+            pattern=EPISODE_ID_QUERY_PATTERN,
+            description=f"Episode id ({EPISODE_ID_RULE}); the default episode when absent",
+        ),
     ) -> Response:
         held = _lookup(registry, episode_id)
         with held.lock:

@@ -36,5 +36,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "$FAKEGANG_EPISODE_TTL_S)",
     )
     parser.add_argument(
+        "--token",
+        default=None,
+        help="require 'Authorization: Bearer TOKEN' on every route but /health (prefer "
+        "$FAKEGANG_ENV_TOKEN: a flag shows in the process list)",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow binding a non-loopback --host without a token (trusted networks only)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
