@@ -85,3 +85,19 @@ def test_cli_accepts_tactics_and_refuses_unknown_names(command, capsys) -> None:
         parser.parse_args([*base, "--tactics", "sneaky"])
     assert exc.value.code == 2
     assert "aged_accounts" in capsys.readouterr().err
+
+
+def test_the_rules_evidence_cache_never_mixes_two_playbooks_of_one_seed() -> None:
+    """One seed under two playbooks has the same account ids: cached lockstep votes of the
+    classic network must not be reused for the camouflaged one (they were, before the cache
+    key held the follows)."""
+    from fakegang.tools import evidence
+
+    evidence._PAIR_VOTES.clear()
+    fresh = [play_rules("hard", s, tactics="heavy_camouflage")["message"] for s in range(5)]
+    evidence._PAIR_VOTES.clear()
+    after_classic = []
+    for s in range(5):
+        play_rules("hard", s)
+        after_classic.append(play_rules("hard", s, tactics="heavy_camouflage")["message"])
+    assert after_classic == fresh
