@@ -43,6 +43,7 @@ __all__ = [
     "campaign_schedule",
     "mixed_playbook",
     "resolve_playbook",
+    "tactics_catalog",
 ]
 
 CHANNELS: tuple[str, ...] = (
@@ -136,6 +137,20 @@ GENERATION_NOTES: dict[str, str] = {
 }
 
 TACTICS_NAMES: tuple[str, ...] = (*GENERATIONS, MIXED)
+
+
+def tactics_catalog() -> list[dict[str, Any]]:
+    """Every tactics name with its one-line note and channel strengths (None for `mixed`).
+
+    A named generation's strengths are public (a client picks it by name); what stays hidden is
+    which playbook a campaign round or a `mixed` seed plays.
+    """
+    rows: list[dict[str, Any]] = [
+        {"name": name, "description": GENERATION_NOTES[name], "channels": dict(pb.channels)}
+        for name, pb in GENERATIONS.items()
+    ]
+    rows.append({"name": MIXED, "description": GENERATION_NOTES[MIXED], "channels": None})
+    return rows
 
 
 def _check_task(task: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionFields, ActionType
-from fakegang_env.tactics import GENERATION_NOTES, GENERATIONS, MIXED
+from fakegang_env.tactics import tactics_catalog
 from fakegang_env.tasks import TASKS
 
 _ACTION_RULES: dict[ActionType, str] = {
@@ -68,17 +68,3 @@ def tasks_catalog() -> dict[str, Any]:
             "grader": "GET /grader?episode_id=...",
         },
     }
-
-
-def tactics_catalog() -> list[dict[str, Any]]:
-    """The generations (with their public channel strengths) and `mixed`, one line each.
-
-    A named generation's strengths are public (the client picked it); what stays hidden is
-    which playbook a campaign round or a `mixed` seed plays.
-    """
-    rows: list[dict[str, Any]] = [
-        {"name": name, "description": GENERATION_NOTES[name], "channels": dict(pb.channels)}
-        for name, pb in GENERATIONS.items()
-    ]
-    rows.append({"name": MIXED, "description": GENERATION_NOTES[MIXED], "channels": None})
-    return rows
