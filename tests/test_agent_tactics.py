@@ -101,3 +101,25 @@ def test_the_rules_evidence_cache_never_mixes_two_playbooks_of_one_seed() -> Non
         play_rules("hard", s)
         after_classic.append(play_rules("hard", s, tactics="heavy_camouflage")["message"])
     assert after_classic == fresh
+
+
+def test_the_graph_plays_a_campaign_round_and_records_its_derived_seed(env_url, tmp_path) -> None:
+    import uuid
+
+    from fakegang.graph.context import Context
+    from fakegang.graph.graph import compile_with_sqlite, recursion_limit
+    from fakegang.tools.memory import Memory
+
+    db = tmp_path / "agent.sqlite"
+    app = compile_with_sqlite(db)
+    ctx = Context(env_url=env_url, db_path=str(db), model="fake")
+    thread_id = str(uuid.uuid4())
+    cfg = {"configurable": {"thread_id": thread_id}, "recursion_limit": recursion_limit(30)}
+    inp = {"task": "easy", "campaign": 6, "round": 3, "tactics": "mixed", "run_id": "t"}
+    app.invoke({**inp, "episode": 1}, cfg, context=ctx, durability="sync")
+    state = app.get_state(cfg).values
+    spec = campaign_round("easy", 6, 3, "mixed")
+    assert state["done"] is True and state["seed"] == spec.seed
+    assert Memory(db).episode(thread_id)["seed"] == spec.seed
+    local = play_rules("easy", spec.seed, tactics=spec.playbook)
+    assert state["result"]["final_message"] == local["message"]
