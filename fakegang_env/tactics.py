@@ -117,8 +117,8 @@ GENERATIONS: dict[str, Playbook] = {
     "classic": CLASSIC,
     "aged_accounts": _playbook("aged_accounts", creation_burst=0.0, renames=0.2),
     "residential_proxies": _playbook("residential_proxies", shared_proxies=0.0, posting_sync=0.2),
-    "crafted_content": _playbook("crafted_content", content_reuse=0.0, renames=0.3),
-    "loose_cells": _playbook("loose_cells", ring_density=0.1, lockstep_cofollow=0.3),
+    "crafted_content": _playbook("crafted_content", content_reuse=0.3, renames=0.3),
+    "loose_cells": _playbook("loose_cells", ring_density=0.3, lockstep_cofollow=0.5),
     "heavy_camouflage": _playbook("heavy_camouflage", camouflage=0.0, lockstep_cofollow=0.5),
 }
 

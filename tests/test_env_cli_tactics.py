@@ -30,7 +30,7 @@ def test_tactics_lists_every_generation(capsys) -> None:
     assert rows[-1]["channels"] is None
     code, text, _ = run_main(capsys, "env", "tactics")
     assert code == 0 and all(name in text for name in TACTICS_NAMES)
-    assert "0.10" in text  # loose_cells' ring density, as a strength
+    assert "0.30" in text  # loose_cells' ring density, as a strength
 
 
 def test_generate_prints_the_network_plus_the_playbook(capsys) -> None:
