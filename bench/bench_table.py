@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import env_load  # bench/env_load.py
 import env_resources  # bench/env_resources.py (bench/ is on sys.path, as run_all.py sets it)
+import tactics_calibration  # bench/tactics_calibration.py
 import training_run  # bench/training_run.py
 
 from fakegang_env.tasks import TASK_NAMES as TASKS
@@ -133,6 +134,19 @@ def table(r: dict) -> str:
                 "episodes not started within it are skipped)",
             )
         )
+    ts = r.get("tactics_speed", {})
+    rows.append(("GENERATIONS (issue 12)", ""))
+    if not err(ts):
+        rows.append(
+            (
+                "  hard generation, worst over playbooks",
+                f"{ts['worst_ms']:.0f} ms (target < {ts['target_ms']:.0f} ms); playbook pass "
+                f"median {max(v['pass_median_ms'] for v in ts['per_tactics'].values()):.1f} ms",
+            )
+        )
+    tac = r.get("tactics", {})
+    if not err(tac):
+        rows += [("  " + line, "") for line in tactics_calibration.table(tac).splitlines()]
     c = rules.get("concurrency")
     rows.append(("CONCURRENCY (hard, --model fake, one server process)", ""))
     if c:

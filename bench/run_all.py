@@ -27,6 +27,9 @@ Sections (each fails on its own: an error is shown in its row, the others still 
   actions played in-process counts as one);
 * concurrency: wall time of 40 hard rules-agent episodes played sequentially / with
   `--concurrency 8` against one server process (their results must be identical);
+* tactics (issue 12): bench/tactics_calibration.py, per task (hard, medium) and generation on
+  seeds 0-49: the shipped-weights agent, naive and oracle, classic-fitted vs refit classifier F1
+  (refit on seeds 1000-1019); and bench/tactics_speed.py, hard generation time per playbook;
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning
   runs written by this bench, binned by `rule_confidence`: share truly in the ring
   (`generate_network(task, seed).gang_ids`) vs the bin's mean confidence.
@@ -67,6 +70,8 @@ sys.path.insert(0, str(BENCH))
 
 import env_resources  # noqa: E402  (bench/env_resources.py)
 import env_speed  # noqa: E402  (bench/env_speed.py)
+import tactics_calibration  # noqa: E402  (bench/tactics_calibration.py)
+import tactics_speed  # noqa: E402  (bench/tactics_speed.py)
 import training_run  # noqa: E402  (bench/training_run.py)
 from agent_bench import bench_graph, bench_llm, clear_process_caches, llama_available  # noqa: E402
 from bench_table import table  # noqa: E402  (bench/bench_table.py)
@@ -297,6 +302,21 @@ def flag_calibration(dbs: list[str]) -> dict:
     }
 
 
+def bench_tactics(args: argparse.Namespace) -> dict:
+    """The generations' calibration table (issue 12); --quick: hard, classic and mixed, 3 seeds."""
+    if args.quick:
+        return tactics_calibration.run(
+            ["hard"], ["classic", "mixed"], [0, 1, 2], [1000, 1001], workers=2
+        )
+    return tactics_calibration.run(
+        ["hard", "medium"],
+        list(tactics_calibration.TACTICS_NAMES),
+        list(args.seeds),
+        list(range(1000, 1020)),
+        workers=2,
+    )
+
+
 # ---------------------------------------------------------------------------------- main
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -363,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             section("llm", r, lambda: bench_llm(2 if args.quick else 10, 0 if args.quick else 3))
         section("policies", r, lambda: bench_policies(args.seeds))
+        section(
+            "tactics_speed", r, lambda: tactics_speed.bench(list(range(3 if args.quick else 10)))
+        )
+        section("tactics", r, lambda: bench_tactics(args))
         ratio_seeds = list(range(args.ratio_episodes))
         section(
             "rules_agent",

@@ -9,6 +9,7 @@ import sys
 from fakegang.cli_agent import parse_seed_range
 from fakegang.graph.context import DEFAULT_DB_PATH
 from fakegang_env.arguments import positive
+from fakegang_env.tactics import TACTICS_NAMES
 from fakegang_env.tasks import TASK_NAMES
 
 
@@ -25,6 +26,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             out=args.out,
             progress=not args.no_progress,
+            tactics=args.tactics,
         )
     except EvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -58,6 +60,12 @@ def add_eval_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", choices=TASK_NAMES, required=True)
     p.add_argument("--seeds", type=parse_seed_range, required=True, help="A-B inclusive")
     p.add_argument("--model", default="local")
+    p.add_argument(
+        "--tactics",
+        choices=TACTICS_NAMES,
+        default="classic",
+        help="the ring's playbook on every seed (default classic; see `fakegang env tactics`)",
+    )
     p.add_argument("--db", default=DEFAULT_DB_PATH)
     p.add_argument("--env-url", default=None)
     p.add_argument(

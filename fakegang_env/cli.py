@@ -1,8 +1,10 @@
 """`fakegang env ...`: serve the environment, dump one episode's network, run a built-in policy.
 
     fakegang env serve [--host 127.0.0.1] [--port 8000]
-    fakegang env generate --task TASK --seed N
-    fakegang env baseline --policy random|naive|oracle --task TASK --seeds A-B [--json]
+    fakegang env tactics [--json]
+    fakegang env generate --task TASK (--seed N | --campaign C --round K) [--tactics G]
+    fakegang env baseline --policy random|naive|oracle --task TASK --seeds A-B [--tactics G]
+                          [--json]
 
 The coordinator's dispatcher (`fakegang/cli.py`) calls `add_env_commands(subparsers)` and then
 `args.func(args)`, which returns the exit code. `python -m fakegang_env.cli ...` runs the same
@@ -20,6 +22,7 @@ from typing import Any
 
 from fakegang_env.arguments import seed_number, seed_range, task_name
 from fakegang_env.server.serve_args import add_serve_arguments
+from fakegang_env.tactics import CHANNELS, TACTICS_NAMES, tactics_catalog
 from fakegang_env.tasks import TASK_NAMES
 
 POLICY_NAMES = ("random", "naive", "oracle")  # checked against fakegang_env.policies in tests
@@ -32,22 +35,67 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
-def cmd_generate(args: argparse.Namespace) -> int:
-    from fakegang_env.generator import generate_network, network_to_dict
-
-    print(json.dumps(network_to_dict(generate_network(args.task, args.seed))))
+def cmd_tactics(args: argparse.Namespace) -> int:
+    rows = tactics_catalog()
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    short = [c.split("_")[0][:8] for c in CHANNELS]
+    print(f"{'tactics':<20}" + "".join(f"{s:>9}" for s in short))
+    for row in rows:
+        channels = row["channels"]
+        cells = (
+            "".join(f"{channels[c]:>9.2f}" for c in CHANNELS)
+            if channels
+            else f"{'(drawn per seed or campaign regime)':>{9 * len(CHANNELS)}}"
+        )
+        print(f"{row['name']:<20}{cells}")
+        print(f"{'':<20}  {row['description']}")
+    print("channels: " + ", ".join(CHANNELS) + " (1.0 = the task's classic strength)")
     return 0
 
 
-def run_baseline(policy: str, task: str, seeds: Sequence[int]) -> dict[str, Any]:
+def cmd_generate(args: argparse.Namespace) -> int:
+    from fakegang_env.generator import generate_network, network_to_dict
+    from fakegang_env.tactics import campaign_round, resolve_playbook
+
+    extra: dict[str, Any] = {}
+    if args.campaign is not None or args.round is not None:
+        if args.campaign is None or args.round is None:
+            print("error: --campaign and --round go together", file=sys.stderr)
+            return 2
+        if args.seed is not None:
+            print(
+                "error: --seed cannot be combined with --campaign: a campaign round derives its "
+                "own seed",
+                file=sys.stderr,
+            )
+            return 2
+        spec = campaign_round(args.task, args.campaign, args.round, args.tactics)
+        seed, playbook = spec.seed, spec.playbook
+        extra = {"campaign": args.campaign, "round": spec.round, "regime": spec.regime}
+    elif args.seed is None:
+        print("error: give --seed N (or --campaign C --round K)", file=sys.stderr)
+        return 2
+    else:
+        seed, playbook = args.seed, resolve_playbook(args.task, args.seed, args.tactics)
+    data = network_to_dict(generate_network(args.task, seed, playbook))
+    print(json.dumps({**data, "tactics": playbook.to_dict(), **extra}))
+    return 0
+
+
+def run_baseline(
+    policy: str, task: str, seeds: Sequence[int], tactics: str = "classic"
+) -> dict[str, Any]:
     """Play `policy` on every seed in-process; the per-episode rows and their summary."""
     from fakegang_env.policies import run_policy
 
-    rows = [run_policy(policy, task, seed) for seed in seeds]
+    rows = [run_policy(policy, task, seed, tactics) for seed in seeds]
     n = len(rows)
     return {
         "task": task,
         "policy": policy,
+        "tactics": tactics,
         "seeds": f"{seeds[0]}-{seeds[-1]}",
         "episodes": n,
         "win_rate": sum(1 for r in rows if r["won"]) / n,
@@ -64,7 +112,8 @@ def _table(result: dict[str, Any]) -> str:
         f"{'fn':>3} {'recall':>6} {'prec':>5}"
     )
     lines = [
-        f"policy={result['policy']} task={result['task']} seeds={result['seeds']}",
+        f"policy={result['policy']} task={result['task']} seeds={result['seeds']}"
+        + (f" tactics={result['tactics']}" if result["tactics"] != "classic" else ""),
         head,
         "-" * len(head),
     ]
@@ -84,7 +133,7 @@ def _table(result: dict[str, Any]) -> str:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    result = run_baseline(args.policy, args.task, list(args.seeds))
+    result = run_baseline(args.policy, args.task, list(args.seeds), args.tactics)
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
     else:
@@ -105,18 +154,27 @@ def add_env_commands(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def fill_env_parser(env: argparse.ArgumentParser) -> None:
-    sub = env.add_subparsers(dest="env_command", metavar="{serve,generate,baseline}")
+    sub = env.add_subparsers(dest="env_command", metavar="{serve,tactics,generate,baseline}")
     sub.required = True
 
     serve = sub.add_parser("serve", help="serve over HTTP and /ws (binds 127.0.0.1 by default)")
     add_serve_arguments(serve)
     serve.set_defaults(func=cmd_serve)
 
+    tac = sub.add_parser("tactics", help="list the ring generations and their channel strengths")
+    tac.add_argument("--json", action="store_true", help="print one JSON list")
+    tac.set_defaults(func=cmd_tactics)
+
     gen = sub.add_parser(
         "generate", help="print one episode's network, hidden truth included, as one JSON object"
     )
     gen.add_argument("--task", type=task_name, required=True, help=" | ".join(TASK_NAMES))
-    gen.add_argument("--seed", type=seed_number, required=True, help="integer >= 0")
+    gen.add_argument("--seed", type=seed_number, default=None, help="integer >= 0")
+    add_tactics_argument(gen)
+    gen.add_argument(
+        "--campaign", type=seed_number, default=None, help="campaign seed (with --round)"
+    )
+    gen.add_argument("--round", type=seed_number, default=None, help="0-based campaign round")
     gen.set_defaults(func=cmd_generate)
 
     base = sub.add_parser("baseline", help="run a built-in policy over a seed range in-process")
@@ -128,6 +186,7 @@ def fill_env_parser(env: argparse.ArgumentParser) -> None:
         required=True,
         help="inclusive range A-B, e.g. 0-49 (or one seed N)",
     )
+    add_tactics_argument(base)
     base.add_argument(
         "--json",
         action="store_true",
@@ -135,6 +194,15 @@ def fill_env_parser(env: argparse.ArgumentParser) -> None:
         "mean_grader, mean_steps, ...) instead of a table",
     )
     base.set_defaults(func=cmd_baseline)
+
+
+def add_tactics_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tactics",
+        choices=TACTICS_NAMES,
+        default="classic",
+        help="the ring's playbook (default classic; `fakegang env tactics` lists them)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from fakegang_env.engine import Episode
 from fakegang_env.generator import Network
+from fakegang_env.tactics import Playbook
 
 __all__ = [
     "POLICY_NAMES",
@@ -138,9 +139,9 @@ def make_policy(name: str, *, network: Network | None = None, seed: int = 0) -> 
     raise ValueError(f"unknown policy {name!r}; valid: {', '.join(POLICY_NAMES)}")
 
 
-def run_policy(name: str, task: str, seed: int) -> dict:
-    """Play one episode in-process; `actions` is the number of applied actions."""
-    ep = Episode(task, seed)
+def run_policy(name: str, task: str, seed: int, tactics: str | Playbook = "classic") -> dict:
+    """Play one episode in-process under `tactics`; `actions` is the number of applied actions."""
+    ep = Episode(task, seed, tactics=tactics)
     policy = make_policy(name, network=ep.network, seed=seed)
     obs = ep.observation()
     limit = 20 * ep.task_spec.max_steps + 200  # a policy stuck on illegal actions still ends

@@ -25,7 +25,7 @@ from fakegang.tools import llm as llm_calls
 from fakegang.tools import prompting
 from fakegang.tools.actions import log_form, parse_action
 from fakegang.tools.alpha import ALPHA_FLOOR, MODE_COLUMNS, arbitrate_mode, compute_alpha
-from fakegang.tools.env_client import EnvError
+from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.episode_row import RESULT_KEYS
 from fakegang.tools.memory import Trajectory, utc_now
 from fakegang.tools.rules import propose, score_observation
@@ -85,7 +85,9 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
     """Reset the environment (episode id = thread id, so a re-run resets the same episode)."""
     task = get_task(state["task"])
     memory = resources.memory(ctx)
-    obs = resources.env_client(ctx).reset(state["task"], state["seed"], episode_id=thread_id)
+    obs = resources.env_client(ctx).reset(
+        state["task"], state.get("seed"), episode_id=thread_id, **reset_options(state)
+    )
     resources.store_observation(ctx, thread_id, obs)
     alpha = memory.alpha(task.name)
     lessons = memory.reflections(task.name, n=ctx.k_reflections)
@@ -96,13 +98,14 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
             "run_id": state.get("run_id", ""),
             "episode": state.get("episode", 0),
             "task": task.name,
-            "seed": state["seed"],
+            "seed": obs.seed,
             "status": "running",
             "started_at": utc_now(),
         }
     )
     return {
         "thread_id": thread_id,
+        "seed": obs.seed,  # a campaign round's seed is derived by the environment
         "env_episode_id": obs.episode_id or thread_id,
         "starting_ids": list(obs.visible_account_ids),
         "max_steps": task.max_steps,

@@ -52,7 +52,16 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     assert proc.stdout.strip() == r["table"]
     assert r["quick"] is True and r["seeds"] == [0, 1, 2]
 
-    for name in ("env", "resources", "load", "graph", "policies", "rules_agent", "calibration"):
+    for name in (
+        "env",
+        "resources",
+        "load",
+        "graph",
+        "policies",
+        "rules_agent",
+        "calibration",
+        "tactics",
+    ):
         assert "error" not in r[name], (name, r[name])
     env = r["env"]
     for key in ("in_process_steps_per_s", "http_steps_per_s", "ws_steps_per_s"):
@@ -90,6 +99,15 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     for b in cal["bins"]:
         assert 0 <= b["share_in_ring"] <= 1 and 0 <= b["mean_confidence"] <= 1
 
+    tac = r["tactics"]
+    assert [(row["task"], row["tactics"]) for row in tac["rows"]] == [
+        ("hard", "classic"),
+        ("hard", "mixed"),
+    ]
+    for row in tac["rows"]:
+        assert row["oracle"]["win_rate"] == 1.0 and 0 <= row["f1_refit"] <= 1
+    assert set(r["tactics_speed"]["per_tactics"]) >= {"classic", "mixed", "loose_cells"}
+
     table = proc.stdout
     for heading in (
         "ENVIRONMENT",
@@ -101,6 +119,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
         "CONCURRENCY",
         "RULE FLAG CALIBRATION",
         "TRAINING RUN",
+        "GENERATIONS (issue 12)",
     ):
         assert heading in table
     assert "2/2 episodes, run " in table and "decision latency, median" in table

@@ -86,12 +86,15 @@ class CaseView:
 
 #: Pairwise lockstep votes keyed by both snapshots; a snapshot only changes when re-inspected,
 #: so each step computes votes for the new profile's pairs only (O(n) instead of O(n²)).
+#: The key holds everything a vote reads (age, hour, IP, follows): one seed under two playbooks
+#: has the same account ids and inspection steps but other follows and IPs.
 _PAIR_VOTES: dict[tuple, int] = {}
 _PAIR_CACHE_MAX = 200_000
 
 
 def _snapshot_key(p: AccountProfile) -> tuple:
-    return (p.account_id, p.inspected_at_step, p.account_age_days, p.avg_post_hour)
+    traits = (p.account_age_days, p.avg_post_hour, p.ip_cluster_id, tuple(p.visible_follows))
+    return (p.account_id, p.inspected_at_step, hash(traits))
 
 
 def _partner_counts(

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
 from fakegang_env.server.catalog import tasks_catalog
-from fakegang_env.server.requests import ResetParams, random_seed
+from fakegang_env.server.requests import ResetConflict, ResetParams
 
 ENV_NAME = "fakegang_env"
 ENV_VERSION = "0.1.0"
@@ -69,7 +69,8 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
         **kwargs: Any,
     ) -> FakeGangObservation:
         """Start a new episode. Bad arguments raise `ValueError` with a readable message
-        (over `/ws` OpenEnv turns it into an error frame; the session stays usable)."""
+        (over `/ws` OpenEnv turns it into an error frame; the session stays usable).
+        Takes the same options as HTTP `/reset`: `tactics`, `campaign` and `round` too."""
         raw: dict[str, Any] = dict(kwargs)
         reward_mode = raw.pop("reward_mode", "shaped")
         if reward_mode not in REWARD_MODES:
@@ -85,12 +86,16 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
             raw["task"] = task
         try:
             params = ResetParams.model_validate(raw)
+            seed, playbook = params.episode_spec()
         except ValidationError as exc:
             raise ValueError(f"invalid reset arguments: {_readable(exc)}") from None
+        except ResetConflict as exc:
+            raise ValueError(f"invalid reset arguments: {exc}") from None
         self._episode = Episode(
             params.task,
-            params.seed if params.seed is not None else random_seed(),
+            seed,
             episode_id=params.episode_id or str(uuid.uuid4()),
+            tactics=playbook,
         )
         self._reward_mode = reward_mode
         self._steps_taken = 0
