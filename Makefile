@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	$(MAKE) --no-print-directory llama-wheel
 	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
-	$(PY) -m pip install -q -e ".[dev,local,report]"
+	$(PY) -m pip install -q -e ".[dev,local,report,ray]"
 	touch $(STAMP)
 
 run: setup
