@@ -70,8 +70,8 @@ from fakegang.graph.evaluation import comparable, evaluate  # noqa: E402
 from fakegang.graph.graph import compile_with_sqlite  # noqa: E402
 from fakegang.graph.runner import TrainOptions, run_episode, train  # noqa: E402
 from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
-from fakegang_env.policies import run_policy  # noqa: E402
 from fakegang_env.generator import generate_network  # noqa: E402
+from fakegang_env.policies import run_policy  # noqa: E402
 
 TASKS = ("easy", "medium", "hard")
 CAL_BINS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]

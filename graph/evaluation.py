@@ -29,7 +29,7 @@ from typing import TextIO
 
 from fakegang.graph import resources
 from fakegang.graph.runner import environment
-from fakegang.runs.backends import BackendError, Plan, start_ray
+from fakegang.runs.backends import BackendError, Plan, start_ray, warm_up
 from fakegang.runs.distributed import play_jobs
 from fakegang.runs.progress import Progress
 from fakegang.runs.worker import EpisodeJob, driver_settings, episode_row
@@ -156,6 +156,7 @@ def evaluate(
                 started_ray = start_ray(plan)
             except BackendError as exc:
                 raise EvalError(str(exc)) from exc
+        warm_up(plan)
         # a cluster's workers cannot reach this machine's loopback: they embed their own server
         own_env = env_url is None and address is not None
         with contextlib.nullcontext() if own_env else environment(env_url) as url:
