@@ -19,8 +19,10 @@ Sections (each fails on its own: an error is shown in its row, the others still 
   hybrid evaluation seeds 0-2 are unseen), timed, and summarised by bench/training_run.py: LLM
   calls per task, agree / rule_override / llm shares, decision latency with and without the
   KV-cache prefix reused;
-* concurrency: wall time of 40 hard rules-agent episodes played sequentially / with
-  `--concurrency 8` against one server process (their results must be identical);
+* scale: 40 hard `--model fake` episodes as fresh `fakegang eval` processes, sequential /
+  `--concurrency 2` (worker processes) / `--backend ray --concurrency 2` (a local Ray instance,
+  start-up included): wall times, speed-ups against the 1.7x / 1.5x targets, identical results
+  (bench/scale_out.py);
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning
   runs written by this bench, binned by `rule_confidence`: share truly in the ring
   (`generate_network(task, seed).gang_ids`) vs the bin's mean confidence.
@@ -61,12 +63,13 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 import env_speed  # noqa: E402  (bench/env_speed.py)
+import scale_out  # noqa: E402  (bench/scale_out.py)
 import training_run  # noqa: E402  (bench/training_run.py)
 
 from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
 from fakegang.graph.context import Context  # noqa: E402
-from fakegang.graph.evaluation import comparable, evaluate  # noqa: E402
+from fakegang.graph.evaluation import evaluate  # noqa: E402
 from fakegang.graph.graph import compile_with_sqlite  # noqa: E402
 from fakegang.graph.runner import TrainOptions, run_episode, train  # noqa: E402
 from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
@@ -284,40 +287,16 @@ def bench_policies(seeds: list[int]) -> dict:
     return out
 
 
-def bench_rules_agent(
-    env_url: str, seeds: list[int], ratio_seeds: list[int], concurrency: int, work: Path
-) -> dict:
-    """Rules-only agent quality per task, and the sequential/concurrent wall-time ratio on hard
-    (the timed hard episodes double as part of the hard quality sample)."""
+def bench_rules_agent(env_url: str, seeds: list[int], concurrency: int, work: Path) -> dict:
+    """Rules-only agent quality per task (episodes in `concurrency` worker processes)."""
     db = str(work / "fresh-rules.sqlite")  # read-only evaluation: α stays at its floor
     quality: dict[str, dict] = {}
     kw = dict(model="fake", db=db, env_url=env_url)
     clear_process_caches()
-    t0 = time.perf_counter()
-    seq = evaluate(task="hard", seeds=ratio_seeds, **kw)
-    seq_s = time.perf_counter() - t0
-    clear_process_caches()
-    t0 = time.perf_counter()
-    con = evaluate(task="hard", seeds=ratio_seeds, concurrency=concurrency, **kw)
-    con_s = time.perf_counter() - t0
-    identical = comparable(seq["results"]) == comparable(con["results"])
-    ratio = {
-        "episodes": len(ratio_seeds),
-        "task": "hard",
-        "concurrency": concurrency,
-        "sequential_s": round(seq_s, 1),
-        "concurrent_s": round(con_s, 1),
-        "ratio": round(seq_s / con_s, 2),
-        "identical_results": identical,
-    }
     for task in TASKS:
-        done = {r["seed"]: r for r in seq["results"]} if task == "hard" else {}
-        rest = [s for s in seeds if s not in done]
-        if rest:
-            res = evaluate(task=task, seeds=rest, concurrency=concurrency, **kw)
-            done.update({r["seed"]: r for r in res["results"]})
-        quality[task] = quality_row([done[s] for s in seeds if s in done])
-    return {"quality": quality, "concurrency": ratio}
+        res = evaluate(task=task, seeds=seeds, concurrency=concurrency, **kw)
+        quality[task] = quality_row(res["results"])
+    return {"quality": quality}
 
 
 def bench_training(args: argparse.Namespace, work: Path) -> dict:
@@ -550,18 +529,13 @@ def table(r: dict) -> str:
                 "episodes not started within it are skipped)",
             )
         )
-    c = rules.get("concurrency")
-    rows.append(("CONCURRENCY (hard, --model fake, one server process)", ""))
-    if c:
-        rows.append(
-            (
-                f"  sequential / --concurrency {c['concurrency']}, {c['episodes']} episodes",
-                f"{c['ratio']:.2f}x  ({c['sequential_s']:.0f} s / {c['concurrent_s']:.0f} s; "
-                f"identical results: {'yes' if c['identical_results'] else 'NO'})",
-            )
-        )
-    elif "error" in rules:
-        rows.append(("  error", rules["error"]))
+    scale = r.get("scale", {})
+    if "runs" in scale:
+        rows += scale_out.table_rows(scale)
+    else:
+        rows.append(("SCALE-OUT", scale.get("error", "not run")))
+    if "error" in rules:
+        rows.append(("  rules-only agent error", rules["error"]))
     cal = r.get("calibration", {})
     rows.append((f"RULE FLAG CALIBRATION ({cal.get('flags', 0)} flag proposals)", ""))
     if not err(cal):
@@ -590,7 +564,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="few seeds, for a fast smoke run")
     p.add_argument("--seeds", type=parse_seed_range, default=None, help="quality seeds (0-49)")
-    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--concurrency", type=int, default=2, help="worker processes (2)")
     p.add_argument("--ratio-episodes", type=int, default=None, help="hard episodes timed (40)")
     p.add_argument("--hybrid-db", default=None, help="evaluate this training memory (no training)")
     p.add_argument("--hybrid-seeds", type=parse_seed_range, default=None, help="default 0-2")
@@ -614,7 +588,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.concurrency < 1 or args.ratio_episodes < 1 or args.training_episodes < 1:
         p.error("--concurrency, --ratio-episodes and --training-episodes must be at least 1")
     if q:
-        args.concurrency = min(args.concurrency, 4)
         args.skip_training = args.skip_training or not args.training_db
         args.skip_hybrid = args.skip_hybrid or not (args.hybrid_db or args.training_db)
     return args
@@ -645,11 +618,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             section("llm", r, lambda: bench_llm(2 if args.quick else 10, 0 if args.quick else 3))
         section("policies", r, lambda: bench_policies(args.seeds))
-        ratio_seeds = list(range(args.ratio_episodes))
         section(
-            "rules_agent",
+            "rules_agent", r, lambda: bench_rules_agent(url, args.seeds, args.concurrency, work)
+        )
+        section(
+            "scale",
             r,
-            lambda: bench_rules_agent(url, args.seeds, ratio_seeds, args.concurrency, work),
+            lambda: scale_out.bench_scale(args.ratio_episodes, args.concurrency, work / "scale"),
         )
         section("calibration_run", r, lambda: calibration_run(url, args.calibration_episodes, work))
         if args.skip_training:

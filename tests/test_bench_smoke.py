@@ -52,7 +52,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
     assert proc.stdout.strip() == r["table"]
     assert r["quick"] is True and r["seeds"] == [0, 1, 2]
 
-    for name in ("env", "graph", "policies", "rules_agent", "calibration"):
+    for name in ("env", "graph", "policies", "rules_agent", "scale", "calibration"):
         assert "error" not in r[name], (name, r[name])
     env = r["env"]
     for key in ("in_process_steps_per_s", "http_steps_per_s", "ws_steps_per_s"):
@@ -75,9 +75,14 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
         q = r["rules_agent"]["quality"][task]
         assert q["episodes"] == 3 and q["seeds"] == [0, 1, 2] and q["errors"] == 0
         assert q["llm_calls_per_episode"] == 0  # fresh memory: α at its floor, rules decide
-    conc = r["rules_agent"]["concurrency"]
-    assert conc["identical_results"] is True and conc["episodes"] == 4
-    assert conc["ratio"] > 0
+    scale = r["scale"]
+    assert scale["episodes"] == 4 and set(scale["runs"]) == {"sequential", "processes", "ray"}
+    for name, run in scale["runs"].items():
+        if "skipped" in run:  # only without the ray extra
+            assert name == "ray" and "fakegang[ray]" in run["skipped"]
+            continue
+        assert run["identical_results"] is True and run["errors"] == 0 and run["speedup"] > 0
+        assert run["episodes"] == 4 and run["wall_s"] > 0
 
     cal = r["calibration"]
     assert cal["flags"] > 0 and cal["bins"]
@@ -91,7 +96,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
         "GRAPH",
         "LOCAL MODEL LATENCY",
         "DETECTION QUALITY",
-        "CONCURRENCY",
+        "SCALE-OUT",
         "RULE FLAG CALIBRATION",
         "TRAINING RUN",
     ):
