@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fakegang.graph.context import DEFAULT_DB_PATH
 from fakegang_env.arguments import seed_range
 from fakegang_env.tasks import TASK_NAMES
 
@@ -33,9 +34,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default="local", help="local (default) | fake | bedrock | provider:model"
     )
-    p.add_argument(
-        "--db", default="checkpoints/fakegang.sqlite", help="SQLite file for checkpoints and memory"
-    )
+    p.add_argument("--db", default=DEFAULT_DB_PATH, help="SQLite file for checkpoints and memory")
     p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
     p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
     p.add_argument(
@@ -51,10 +50,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     pause.add_argument(
         "--pause-before",
         metavar="NODE",
-        choices=("observe", "rule_check", "llm_decide", "arbitrate", "step_env", "reflect"),
         default=None,
-        help="stop before NODE at every step; Enter continues, q (or end of input) leaves a "
-        "paused run for `fakegang resume`",
+        help="stop before NODE (a node of the episode graph: observe, rule_check, llm_decide, "
+        "arbitrate, step_env, reflect) at every step; Enter continues, q (or end of input) "
+        "leaves a paused run for `fakegang resume`",
     )
     pause.add_argument(
         "--step",
@@ -64,9 +63,18 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from fakegang.graph.runner import TrainOptions, train
+    # lazy: the graph and LangGraph take seconds to import, and `fakegang --help` needs neither
+    from fakegang.graph.graph import NODE_NAMES
+    from fakegang.runs.runner import TrainOptions, train
     from fakegang.tools.chat_models import ModelConfigError
 
+    if args.pause_before is not None and args.pause_before not in NODE_NAMES:
+        print(
+            f"error: --pause-before: unknown node {args.pause_before!r} "
+            f"(one of {', '.join(NODE_NAMES)})",
+            file=sys.stderr,
+        )
+        return 2
     if args.episodes < 1:
         print("error: --episodes must be at least 1", file=sys.stderr)
         return 2

@@ -8,12 +8,13 @@ import os
 import sys
 
 from fakegang.cli_agent import parse_seed_range
+from fakegang.graph.context import DEFAULT_DB_PATH
 from fakegang_env.arguments import positive
 from fakegang_env.tasks import TASK_NAMES
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from fakegang.graph.evaluation import EvalError, evaluate
+    from fakegang.runs.evaluation import EvalError, evaluate
 
     try:
         summary = evaluate(
@@ -83,7 +84,7 @@ def add_eval_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", choices=TASK_NAMES, required=True)
     p.add_argument("--seeds", type=parse_seed_range, required=True, help="A-B inclusive")
     p.add_argument("--model", default="local")
-    p.add_argument("--db", default="checkpoints/fakegang.sqlite")
+    p.add_argument("--db", default=DEFAULT_DB_PATH)
     p.add_argument("--env-url", default=None)
     add_scale_arguments(p, unit="episodes")
     p.add_argument("--out", default=None, help="write one JSON row per episode to this file")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fakegang.graph.context import DEFAULT_DB_PATH
+
 
 def missing_packages() -> list[str]:
     import importlib.util
@@ -42,7 +44,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def add_report_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="HTML page and PNG charts of a training run")
     p.add_argument("run_id", help="run id (as printed by `fakegang train`), or `latest`")
-    p.add_argument("--db", default="checkpoints/fakegang.sqlite", help="memory database")
+    p.add_argument("--db", default=DEFAULT_DB_PATH, help="memory database")
     p.add_argument(
         "--log-dir", default=None, help="where the run's metrics.jsonl is (default: the run's own)"
     )

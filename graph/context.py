@@ -5,13 +5,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 
+from fakegang.tools.model_settings import BEDROCK_MODEL_ENV, DEFAULT_BEDROCK_MODEL, ModelSettings
+
+#: Where checkpoints and the agent's memory live unless `--db` / FAKEGANG_DB_PATH says otherwise.
+DEFAULT_DB_PATH = "checkpoints/fakegang.sqlite"
+
 
 @dataclass(kw_only=True)
 class Context:
     """Settings of one episode run (shown as a form in LangGraph Studio).
 
-    Any field can be overridden by an environment variable FAKEGANG_<FIELD> (upper case), which is
-    how `langgraph dev` and the CLI hand the same settings to the graph.
+    Any field left at its default can be overridden by an environment variable, FAKEGANG_<FIELD>
+    (upper case) unless the field names another (`env_var`), which is how `langgraph dev` and the
+    CLI hand the same settings to the graph.
     """
 
     env_url: str = field(
@@ -19,7 +25,7 @@ class Context:
         metadata={"description": "Base URL of the fakegang environment server."},
     )
     db_path: str = field(
-        default="checkpoints/fakegang.sqlite",
+        default=DEFAULT_DB_PATH,
         metadata={"description": "SQLite file holding checkpoints and the agent's memory."},
     )
     model: str = field(
@@ -43,13 +49,14 @@ class Context:
         },
     )
     bedrock_model_id: str = field(
-        default="qwen.qwen3-32b-v1:0", metadata={"description": "Bedrock model id."}
+        default=DEFAULT_BEDROCK_MODEL,
+        metadata={"description": "Bedrock model id.", "env": BEDROCK_MODEL_ENV},
     )
     bedrock_region: str | None = field(default=None, metadata={"description": "AWS region."})
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            env_value = os.environ.get(f"FAKEGANG_{f.name.upper()}")
+            env_value = os.environ.get(env_var(f.name))
             if env_value is None or getattr(self, f.name) != f.default:
                 continue
             if f.type in ("float", float):
@@ -60,3 +67,21 @@ class Context:
                 setattr(self, f.name, env_value.lower() in ("1", "true", "yes"))
             else:
                 setattr(self, f.name, env_value)
+
+    def model_settings(self) -> ModelSettings:
+        """The chat-model part of these settings (what the model factory and calls read)."""
+        return ModelSettings(
+            spec=self.model,
+            temperature=self.temperature,
+            seed=self.model_seed,
+            timeout_s=self.llm_timeout_s,
+            max_retries=self.llm_retries,
+            bedrock_model_id=self.bedrock_model_id,
+            bedrock_region=self.bedrock_region,
+        )
+
+
+def env_var(name: str) -> str:
+    """The one environment variable that overrides Context field `name`."""
+    f = Context.__dataclass_fields__[name]
+    return f.metadata.get("env") or f"FAKEGANG_{name.upper()}"

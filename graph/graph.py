@@ -13,7 +13,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from fakegang.graph.context import Context
+from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.nodes import (
     arbitrate,
     llm_decide,
@@ -23,11 +23,11 @@ from fakegang.graph.nodes import (
     rule_check,
     step_env,
 )
-from fakegang.graph.state import EpisodeInput, EpisodeState
+from fakegang.graph.state import EpisodeInput, EpisodeOutput, EpisodeState
 
-NODES_PER_ACTION = 5
-
-builder = StateGraph(EpisodeState, input_schema=EpisodeInput, context_schema=Context)
+builder = StateGraph(
+    EpisodeState, input_schema=EpisodeInput, output_schema=EpisodeOutput, context_schema=Context
+)
 builder.add_node("observe", observe)
 builder.add_node("rule_check", rule_check)
 builder.add_node("llm_decide", llm_decide)
@@ -45,8 +45,30 @@ builder.add_edge("reflect", END)
 graph = builder.compile(name="fakegang_episode")
 
 
+def _shape() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    """Node names, the per-action cycle and each node's predecessor, read from the builder so
+    pausing, the CLI and the recursion limit follow any change of wiring."""
+    names = tuple(builder.nodes)
+    follows = {start: end for start, end in builder.edges if start != START}
+    cycle = [names[0]]  # plain edges from observe until the conditional edge after step_env
+    while follows.get(cycle[-1]) in names:
+        cycle.append(follows[cycle[-1]])
+    previous = {end: start for start, end in builder.edges if start in names and end in names}
+    for source, branches in builder.branches.items():
+        for branch in branches.values():
+            previous.update({end: source for end in (branch.ends or {}).values()})
+    return names, tuple(cycle), previous
+
+
+#: Every node, in the order they were added (observe first); the nodes one action runs; and the
+#: node that runs just before each one (observe's is step_env, the loop back).
+NODE_NAMES, ACTION_CYCLE, PREVIOUS_NODE = _shape()
+NODES_PER_ACTION = len(ACTION_CYCLE)
+
+
 def recursion_limit(max_steps: int, actions_per_step: int = 3) -> int:
-    """Supersteps an episode may take: every action runs five nodes, plus start and reflect."""
+    """Supersteps an episode may take: every action runs the action cycle, plus start and
+    reflect."""
     return max_steps * actions_per_step * NODES_PER_ACTION + 10
 
 
@@ -60,7 +82,7 @@ def sqlite_checkpointer(db_path: str | Path) -> SqliteSaver:
     return SqliteSaver(conn)
 
 
-def compile_with_sqlite(db_path: str | Path = "checkpoints/fakegang.sqlite") -> CompiledStateGraph:
+def compile_with_sqlite(db_path: str | Path = DEFAULT_DB_PATH) -> CompiledStateGraph:
     """The episode graph with LangGraph's SQLite checkpointer on `db_path`.
 
     Invoke it with a UUID thread id per episode, `durability="sync"`, a `Context` and the
@@ -69,8 +91,8 @@ def compile_with_sqlite(db_path: str | Path = "checkpoints/fakegang.sqlite") -> 
         app = compile_with_sqlite("checkpoints/fakegang.sqlite")
         cfg = {"configurable": {"thread_id": str(uuid.uuid4())},
                "recursion_limit": recursion_limit(30)}
-        app.invoke({"task": "easy", "seed": 0}, cfg, context=Context(env_url=url),
-                   durability="sync")
-        app.get_state(cfg).values["result"]
+        out = app.invoke({"task": "easy", "seed": 0}, cfg, context=Context(env_url=url),
+                         durability="sync")
+        out["result"]["won"], out["tally"]["llm_calls"]  # the EpisodeOutput keys
     """
     return builder.compile(checkpointer=sqlite_checkpointer(db_path), name="fakegang_episode")

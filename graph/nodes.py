@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -40,28 +39,15 @@ def thread_id_of(config: RunnableConfig) -> str:
     return str(config["configurable"]["thread_id"])
 
 
-def _scores_cache_key(thread_id: str, action_count: int) -> tuple[str, int]:
-    return (thread_id, action_count)
-
-
-_SCORES: dict[tuple[str, int], tuple[dict[str, float], dict[str, float]]] = {}
-_SCORES_LOCK = threading.Lock()  # `fakegang eval --concurrency` runs episodes in threads
-
-
 def _scores(state: EpisodeState, ctx: Context, thread_id: str):
     """Evidence scores of the current observation, computed once per step (observe, rule_check
     and llm_decide all need them). Scoring runs outside the lock; it is a pure function."""
-    key = _scores_cache_key(thread_id, state["action_count"])
-    with _SCORES_LOCK:
-        hit = _SCORES.get(key)
+    hit = resources.STEP_CACHE.get(thread_id, state["action_count"], "scores")
     if hit is not None:
         return hit
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
     scores = score_observation(obs, state["starting_ids"])
-    with _SCORES_LOCK:
-        _SCORES[key] = scores
-        if len(_SCORES) > 64:
-            _SCORES.pop(next(iter(_SCORES)))
+    resources.STEP_CACHE.put(thread_id, state["action_count"], "scores", scores)
     return scores
 
 
@@ -184,7 +170,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         system=system,
         user=user,
         choices=state["choices"],
-        settings=resources.model_settings(ctx),
+        settings=ctx.model_settings(),
     )
     return {
         "llm": {
@@ -212,13 +198,12 @@ def arbitrate(state: EpisodeState) -> dict:
     action = llm_action if mode == "llm" else rule["action"]
     if state["action_count"] >= state["max_actions"]:
         action, mode = "submit", "rule_override"
-    tally = dict(state["tally"])
-    tally[mode] += 1
+    tally = {mode: 1}  # increments: the state's reducer (add_counts) adds them up
     if llm.get("status") in ("ok", "error"):
-        tally["llm_calls"] += 1
-        tally["llm_tokens"] += int(llm.get("tokens") or 0)
+        tally["llm_calls"] = 1
+        tally["llm_tokens"] = int(llm.get("tokens") or 0)
     if llm.get("status") == "error":
-        tally["llm_errors"] += 1
+        tally["llm_errors"] = 1
     return {
         "decision": {"index": state["action_count"], "action": action, "mode": mode},
         "tally": tally,
@@ -410,7 +395,7 @@ def _reflection_text(
             resources.chat_model(ctx),
             system=system,
             user=user,
-            settings=resources.model_settings(ctx),
+            settings=ctx.model_settings(),
         )
         if result.ok and result.value and result.value.strip():
             return result.value.strip(), "llm"

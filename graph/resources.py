@@ -7,7 +7,7 @@ and reused across episodes, so the local model is loaded once and its KV cache s
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from collections import OrderedDict
 from typing import Any
 
 from fakegang.graph.context import Context
@@ -22,46 +22,42 @@ _memories: dict[tuple[str, bool], Memory] = {}
 _models: dict[ModelSettings, Any] = {}
 
 
-@dataclass
-class ObservationCache:
-    """Latest observation per episode thread, so nodes skip re-reading it from SQLite.
+class StepCache:
+    """What the nodes derive per episode step (the observation, its evidence scores), keyed by
+    (thread id, action count), so one step reads SQLite and scores the observation once.
 
-    Locked because `fakegang eval --concurrency N` plays episodes on N threads of one process:
-    evicting the oldest entry (`iter` then `pop`) while another thread inserts would raise.
+    One bounded cache for the whole process, cleared by `reset_all`. Hand-rolled because the
+    standard `functools.lru_cache` memoises a function, while these values are put by the node
+    that produced them (`step_env` stores the observation it got). Locked because
+    `fakegang eval --concurrency N` plays episodes on N threads of one process.
     """
 
-    entries: dict[str, tuple[int, PlainObservation]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    def __init__(self, max_entries: int = 256) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple[str, int, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
 
-    def put(self, thread_id: str, action_count: int, obs: PlainObservation) -> None:
-        with self.lock:
-            self.entries[thread_id] = (action_count, obs)
-            if len(self.entries) > 256:
-                self.entries.pop(next(iter(self.entries)))
+    def get(self, thread_id: str, action_count: int, kind: str) -> Any | None:
+        with self._lock:
+            return self._entries.get((thread_id, action_count, kind))
 
-    def get(self, thread_id: str, action_count: int) -> PlainObservation | None:
-        with self.lock:
-            hit = self.entries.get(thread_id)
-        return hit[1] if hit and hit[0] == action_count else None
+    def put(self, thread_id: str, action_count: int, kind: str, value: Any) -> None:
+        with self._lock:
+            self._entries[(thread_id, action_count, kind)] = value
+            self._entries.move_to_end((thread_id, action_count, kind))
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)  # the oldest step goes first
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
 
     def clear(self) -> None:
-        with self.lock:
-            self.entries.clear()
+        with self._lock:
+            self._entries.clear()
 
 
-OBSERVATIONS = ObservationCache()
-
-
-def model_settings(ctx: Context) -> ModelSettings:
-    return ModelSettings(
-        spec=ctx.model,
-        temperature=ctx.temperature,
-        seed=ctx.model_seed,
-        timeout_s=ctx.llm_timeout_s,
-        max_retries=ctx.llm_retries,
-        bedrock_model_id=ctx.bedrock_model_id,
-        bedrock_region=ctx.bedrock_region,
-    )
+STEP_CACHE = StepCache()
 
 
 def env_client(ctx: Context) -> EnvClient:
@@ -88,7 +84,7 @@ def close_memory(db_path: str) -> None:
 
 
 def chat_model(ctx: Context) -> Any:
-    settings = model_settings(ctx)
+    settings = ctx.model_settings()
     with _lock:
         if settings not in _models:
             _models[settings] = make_chat_model(settings)
@@ -97,19 +93,19 @@ def chat_model(ctx: Context) -> Any:
 
 def load_observation(ctx: Context, thread_id: str, action_count: int) -> PlainObservation:
     """The observation after `action_count` actions, from the cache or the memory table."""
-    obs = OBSERVATIONS.get(thread_id, action_count)
+    obs = STEP_CACHE.get(thread_id, action_count, "observation")
     if obs is not None:
         return obs
     stored = memory(ctx).load_observation(thread_id)
     if stored is None or stored[0] != action_count:
         raise LookupError(f"no stored observation for thread {thread_id} at action {action_count}")
     obs = PlainObservation(**stored[1])
-    OBSERVATIONS.put(thread_id, action_count, obs)
+    STEP_CACHE.put(thread_id, action_count, "observation", obs)
     return obs
 
 
 def store_observation(ctx: Context, thread_id: str, obs: PlainObservation) -> None:
-    OBSERVATIONS.put(thread_id, obs.action_count, obs)
+    STEP_CACHE.put(thread_id, obs.action_count, "observation", obs)
     memory(ctx).save_observation(thread_id, obs.action_count, obs.model_dump(mode="json"))
 
 
@@ -123,10 +119,10 @@ def reset_all() -> None:
             mem.close()
         _memories.clear()
         _models.clear()
-        OBSERVATIONS.clear()
+        STEP_CACHE.clear()
 
 
 def install_model(ctx: Context, model: Any) -> None:
     """Use `model` for every episode run with `ctx`'s model settings (tests inject failures)."""
     with _lock:
-        _models[model_settings(ctx)] = model
+        _models[ctx.model_settings()] = model

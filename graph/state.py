@@ -7,7 +7,19 @@ current step, replaced (never appended) at each step.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Annotated, Any
+
+# typing_extensions' TypedDict: pydantic (LangGraph's input/output JSON schemas, which Studio
+# shows) refuses typing.TypedDict before Python 3.12
+from typing_extensions import TypedDict
+
+
+def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
+    """The tally's reducer: a node returns only its increments and LangGraph adds them up."""
+    merged = dict(current or {})
+    for key, count in update.items():
+        merged[key] = merged.get(key, 0) + count
+    return merged
 
 
 class EpisodeInput(TypedDict, total=False):
@@ -19,13 +31,25 @@ class EpisodeInput(TypedDict, total=False):
     episode: int
 
 
-class EpisodeState(EpisodeInput, total=False):
+class EpisodeOutput(TypedDict, total=False):
+    """What an episode returns (`invoke`'s value, Studio's output panel): who it was, the α it
+    played with, its decision and LLM counters and its outcome."""
+
     thread_id: str
+    task: str
+    seed: int
+    run_id: str
+    episode: int
+    alpha: float
+    tally: Annotated[dict[str, int], add_counts]  # agree, rule_override, llm, llm_calls, ...
+    result: dict[str, Any]  # reflect: won, reward, grader_score, ..., learn_status
+
+
+class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     env_episode_id: str
     starting_ids: list[str]
     max_steps: int
     max_actions: int
-    alpha: float
     lesson_ids: list[int]
     few_shot_thread: str | None
     action_count: int
@@ -38,5 +62,3 @@ class EpisodeState(EpisodeInput, total=False):
     llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
     decision: dict[str, Any]  # arbitrate: index, action, mode
     last: dict[str, Any]  # step_env: message, reward, error of the applied action
-    tally: dict[str, int]  # agree, rule_override, llm, llm_calls, llm_tokens, llm_errors
-    result: dict[str, Any]  # reflect: the episode's outcome and what was learned

@@ -13,7 +13,7 @@ VOLATILE = {"thread_id", "run_id", "started_at", "finished_at", "llm_latency_s"}
 def trained_memory(root: Path, env_url: str) -> str:
     """3 easy training episodes with the stand-in model: α is above its floor, so the LLM path
     runs in evaluation and its prompts carry lessons and a few-shot example."""
-    from fakegang.graph.runner import TrainOptions, train
+    from fakegang.runs.runner import TrainOptions, train
 
     db = str(root / "mem.sqlite")
     opts = TrainOptions(

@@ -35,18 +35,19 @@ def test_fake_decision_is_valid_and_deterministic():
     first = _decide(0, "case A: u_1a2b3c posts at 3am")
     again = _decide(0, "case A: u_1a2b3c posts at 3am")
     assert first.ok and first.error is None
-    assert first.value in CHOICES
+    assert (first.value, first.reason) == ("flag u_1a2b3c", "[stand-in] hash pick among 4")
     assert (first.value, first.reason) == (again.value, again.reason)
-    assert first.reason.startswith("[stand-in]")
-    assert first.attempts == 1 and first.latency_s >= 0
-    assert first.tokens_estimated and first.tokens_in > 0  # the stand-in reports no usage
+    assert first.attempts == 1
+    assert first.latency_s > 0  # measured around the call (0.0 would mean never timed)
+    # the stand-in reports no usage: both counts are estimated from the text
+    assert first.tokens_estimated and (first.tokens_in, first.tokens_out) == (17, 17)
 
 
 def test_fake_decision_depends_on_seed_and_prompt():
     by_seed = {_decide(seed, "case B").value for seed in range(12)}
     by_prompt = {_decide(0, f"case {i}").value for i in range(12)}
-    assert len(by_seed) > 1 and len(by_prompt) > 1
-    assert by_seed <= set(CHOICES) and by_prompt <= set(CHOICES)
+    # a hash of seed and prompt: both spread over the menu (here never on `submit`)
+    assert by_seed == by_prompt == set(CHOICES) - {"submit"}
 
 
 def test_fake_never_submits_unless_it_is_the_only_choice():

@@ -66,6 +66,8 @@ def test_choices_are_legal_and_contain_the_proposal() -> None:
             assert target not in obs.flagged_ids
         if kind == "unflag":
             assert target in obs.flagged_ids
+    # the menu itself, pinned (no unflag: u_a, the only flag, is a ring member)
+    assert prop.choices == ["flag u_b", "inspect u_c1", "inspect u_c2", "inspect u_c3", "submit"]
 
 
 def test_proposal_is_deterministic() -> None:

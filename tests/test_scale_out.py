@@ -10,8 +10,8 @@ import pytest
 from scale_helpers import copy_db, duplicates, recorded, trained_memory
 
 from fakegang.cli import main
-from fakegang.graph.evaluation import EvalError, comparable, evaluate
 from fakegang.runs import shards
+from fakegang.runs.evaluation import EvalError, comparable, evaluate
 from fakegang.runs.worker import KILL_ENV_VAR, EpisodeJob, play_episode
 
 SEEDS = list(range(6))
@@ -43,7 +43,7 @@ def test_worker_processes_equal_sequential_and_record_every_episode(
     # the main DB holds what sequential play recorded: outcome, steps, checkpoints
     assert recorded(db, res["run_id"]) == recorded(seq_db, seq["run_id"])
     assert len(recorded(db, res["run_id"])) == len(SEEDS) and duplicates(db) == 0
-    from fakegang.graph.runs import collect_runs
+    from fakegang.runs.runs import collect_runs
 
     run = next(r for r in collect_runs(db) if r.run_id == res["run_id"])
     assert run.status == "finished" and run.finished == len(SEEDS)

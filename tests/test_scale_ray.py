@@ -22,7 +22,7 @@ ray = pytest.importorskip(
 )
 
 from fakegang.graph.embedded_env import free_port  # noqa: E402
-from fakegang.graph.evaluation import comparable, evaluate  # noqa: E402
+from fakegang.runs.evaluation import comparable, evaluate  # noqa: E402
 from fakegang.runs.worker import KILL_ENV_VAR  # noqa: E402
 
 SEEDS = list(range(4))

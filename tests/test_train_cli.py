@@ -113,6 +113,7 @@ def test_train_rejects_bad_arguments(tmp_path) -> None:
         ["--episodes", "0"],
         ["--seed-offset", "-1"],
         ["--model", "nosuchprovider:x"],  # fails before any server starts or row is written
+        ["--pause-before", "nosuchnode"],  # node names come from the graph's builder
     ):
         proc = subprocess.run(
             [sys.executable, "train.py", *args, "--db", str(tmp_path / "x.sqlite")],
@@ -123,3 +124,4 @@ def test_train_rejects_bad_arguments(tmp_path) -> None:
         )
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert "error" in proc.stderr.lower()
+        assert not (tmp_path / "x.sqlite").exists(), args

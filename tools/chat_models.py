@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import dataclass
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-DEFAULT_BEDROCK_MODEL = "qwen.qwen3-32b-v1:0"
-BEDROCK_MODEL_ENV = "FAKEGANG_BEDROCK_MODEL"
-LLAMA_THREADS_ENV = "FAKEGANG_LLAMA_THREADS"
+# ModelSettings and its defaults live in a light module; re-exported here for the callers
+from fakegang.tools.model_settings import (  # noqa: F401
+    BEDROCK_MODEL_ENV,
+    DEFAULT_BEDROCK_MODEL,
+    LLAMA_THREADS_ENV,
+    ModelSettings,
+    resolve_bedrock_model_id,
+    resolve_bedrock_region,
+)
+
 # Decisions are one short JSON object, but Qwen3 may think first: leave room for reasoning.
 BEDROCK_MAX_TOKENS = 1024
 PROVIDER_MAX_TOKENS = 1024
@@ -50,37 +56,6 @@ PROVIDER_CREDENTIALS: dict[str, tuple[str, ...]] = {
 
 class ModelConfigError(RuntimeError):
     """The requested model cannot be built here; the message says what is missing."""
-
-
-@dataclass(frozen=True)
-class ModelSettings:
-    """How to build and call a chat model (shared by the factory and `tools.llm`)."""
-
-    spec: str = "local"  # "local" | "fake" | "bedrock" | "provider:model" (init_chat_model)
-    temperature: float = 0.4
-    seed: int = 0
-    timeout_s: float = 30.0  # per call
-    max_retries: int = 2  # retries for throttling / 5xx / timeouts, with exponential backoff
-    bedrock_model_id: str = DEFAULT_BEDROCK_MODEL  # also overridable by env FAKEGANG_BEDROCK_MODEL
-    bedrock_region: str | None = None  # else AWS_REGION / AWS_DEFAULT_REGION
-    bedrock_endpoint_url: str | None = None  # tests point this at the stub
-    retry_backoff_s: float = 0.5  # first backoff; doubles per retry (tests shrink it)
-
-
-def resolve_bedrock_model_id(settings: ModelSettings) -> str:
-    """An explicit non-default id wins, then $FAKEGANG_BEDROCK_MODEL, then the default."""
-    if settings.bedrock_model_id != DEFAULT_BEDROCK_MODEL:
-        return settings.bedrock_model_id
-    return os.environ.get(BEDROCK_MODEL_ENV) or DEFAULT_BEDROCK_MODEL
-
-
-def resolve_bedrock_region(settings: ModelSettings) -> str | None:
-    return (
-        settings.bedrock_region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or None
-    )
 
 
 def describe_model(settings: ModelSettings) -> str:

@@ -11,17 +11,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from fakegang.graph.replay import describe, isatty
-
-NODES = ("observe", "rule_check", "llm_decide", "arbitrate", "step_env", "reflect")
-PREVIOUS = {
-    "rule_check": "observe",
-    "llm_decide": "rule_check",
-    "arbitrate": "llm_decide",
-    "step_env": "arbitrate",
-    "reflect": "step_env",
-    "observe": "step_env",
-}
+from fakegang.graph.graph import NODE_NAMES, PREVIOUS_NODE
+from fakegang.runs.replay import describe, isatty
 
 
 class RunPaused(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -41,8 +32,10 @@ class PauseControl:
     out: TextIO = field(default_factory=lambda: sys.stdout)
 
     def __post_init__(self) -> None:
-        if self.pause_before is not None and self.pause_before not in NODES:
-            raise ValueError(f"unknown node {self.pause_before!r}: use one of {', '.join(NODES)}")
+        if self.pause_before is not None and self.pause_before not in NODE_NAMES:
+            raise ValueError(
+                f"unknown node {self.pause_before!r}: use one of {', '.join(NODE_NAMES)}"
+            )
 
     @property
     def active(self) -> bool:
@@ -56,7 +49,7 @@ class PauseControl:
     def wait(self, values: dict, next_nodes: tuple[str, ...]) -> bool:
         """Show the pause; True to go on, False (EOF or `q`) to leave the run paused."""
         nxt = next_nodes[0]
-        ran = PREVIOUS.get(nxt)
+        ran = PREVIOUS_NODE.get(nxt)
         where = f"action #{values.get('action_count', 0)}"
         if ran and (ran != "step_env" or values.get("last")):
             print(f"  ⏸ {where} · {ran:<10} {describe(ran, values)}", file=self.out)

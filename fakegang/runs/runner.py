@@ -20,18 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from fakegang.graph import resources
-from fakegang.graph.context import Context
+from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
-from fakegang.graph.pausing import PauseControl, RunPaused, invoke_with_pauses
+from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.tools.chat_models import describe_model
 from fakegang_env.tasks import get_task
 
 THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")
-PHASES = {
-    0: "=== Phase 1: Easy — learning basic signal detection ===",
-    20: "=== Phase 2: Medium — handling evasion ===",
-    35: "=== Phase 3: Hard — feature-only detection ===",
-}
+#: The seed's curriculum: (first episode index of the phase, its task, the line that opens it).
+CURRICULUM = (
+    (0, "easy", "=== Phase 1: Easy — learning basic signal detection ==="),
+    (20, "medium", "=== Phase 2: Medium — handling evasion ==="),
+    (35, "hard", "=== Phase 3: Hard — feature-only detection ==="),
+)
+PHASES = {start: banner for start, _task, banner in CURRICULUM}
 METRIC_KEYS = (
     "episode",
     "task",
@@ -67,7 +69,7 @@ class TrainOptions:
     verbose: bool = False
     log_dir: str = "runs"
     model: str = "local"
-    db: str = "checkpoints/fakegang.sqlite"
+    db: str = DEFAULT_DB_PATH
     seed_offset: int = 0
     llm_timeout_s: float = 30.0
     bedrock_model_id: str | None = None
@@ -96,14 +98,11 @@ def context_for(opts: TrainOptions, env_url: str) -> Context:
 
 
 def curriculum_task(episode_index: int, override: str | None) -> str:
-    """Episodes 1–20 easy, 21–35 medium, 36–50 hard (0-based index here)."""
+    """The task of the last CURRICULUM phase started by `episode_index` (0-based): episodes 1–20
+    easy, 21–35 medium, 36–50 hard."""
     if override:
         return override
-    if episode_index < 20:
-        return "easy"
-    if episode_index < 35:
-        return "medium"
-    return "hard"
+    return [task for start, task, _banner in CURRICULUM if start <= episode_index][-1]
 
 
 def episode_thread_id(run_id: str, episode: int) -> str:
@@ -234,7 +233,7 @@ def write_metrics(memory, run_id: str, log_dir: Path) -> Path:
 
 
 def episode_config(thread_id: str, task: str) -> dict:
-    from fakegang.graph.testhooks import callbacks
+    from fakegang.runs.testhooks import callbacks
 
     config: dict[str, Any] = {
         "configurable": {"thread_id": thread_id},
@@ -380,7 +379,7 @@ def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
         printer.print(f"  OpenEnv server : {env_url}{'' if opts.env_url else ' (embedded)'}")
         printer.print(f"  Episodes       : {opts.episodes}")
         printer.print(f"  Task schedule  : {opts.task or 'curriculum (easy→medium→hard)'}")
-        printer.print(f"  LLM            : {describe_model(resources.model_settings(ctx))}")
+        printer.print(f"  LLM            : {describe_model(ctx.model_settings())}")
         printer.print("  Policy         : Hybrid (rules ↔ LLM, dynamic α)")
         printer.print("  Learning       : Reflexion (reflections + few-shot in prompt)")
         printer.print(f"  Memory         : {opts.db}\n{bar}\n")

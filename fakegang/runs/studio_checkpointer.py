@@ -7,18 +7,19 @@ graph's `Context.db_path` reads the same variable), so Studio and the CLI share 
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-DEFAULT_DB = "checkpoints/fakegang.sqlite"
+from fakegang.graph.context import Context
+
 
 
 def db_path() -> str:
-    return os.environ.get("FAKEGANG_DB_PATH") or DEFAULT_DB
+    """FAKEGANG_DB_PATH, else the default: read through `Context`, which owns both."""
+    return Context().db_path
 
 
 @asynccontextmanager

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from fakegang.graph import resources
-from fakegang.graph.runner import environment
+from fakegang.runs.runner import environment
 from fakegang.runs.backends import BackendError, Plan, start_ray, warm_up
 from fakegang.runs.distributed import play_jobs
 from fakegang.runs.progress import Progress
