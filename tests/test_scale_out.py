@@ -124,3 +124,18 @@ def test_address_needs_the_ray_backend(memory_db, capsys):
     assert "--address joins a Ray cluster" in capsys.readouterr().err
     with pytest.raises(EvalError, match="unknown backend"):
         evaluate(task="easy", seeds=[0], model="fake", db=memory_db, backend="spark")
+
+
+def test_progress_shows_done_total_wins_and_eta():
+    import io
+
+    from fakegang.runs.progress import Progress
+
+    stream = io.StringIO()
+    bar = Progress(4, "eval hard", stream=stream)
+    for row in ({"won": True}, {"won": False}, {"error": "x"}, {"won": True}):
+        bar.update(row)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("eval hard [#####") and "1/4 wins 1" in lines[0]
+    assert "ETA" in lines[0]  # a pace to extrapolate from, work left
+    assert "4/4 wins 2 errors 1" in lines[-1] and "ETA" not in lines[-1]
