@@ -10,9 +10,9 @@ only read and the fake model's answers depend only on the prompt, so the results
 sequential play whatever the backend. Rows are streamed to `out` (JSONL) as episodes finish,
 then rewritten in seed order.
 
-Local workers share one environment server (`env_url`, or one embedded in this process); on a
-Ray cluster (`address`) each worker process embeds its own unless `env_url` is given, because
-the driver's loopback server is not reachable from other machines. The local llama.cpp model
+Workers play against `env_url` when given; otherwise each worker process embeds its own server
+(started once per process): a server shared from this process would serialise their
+environment work on its interpreter lock, and on a Ray cluster it would not be reachable. The local llama.cpp model
 loads once per worker process (each holds its own copy): keep concurrency low with it.
 """
 
@@ -157,8 +157,10 @@ def evaluate(
             except BackendError as exc:
                 raise EvalError(str(exc)) from exc
         warm_up(plan)
-        # a cluster's workers cannot reach this machine's loopback: they embed their own server
-        own_env = env_url is None and address is not None
+        # without --env-url, every worker process embeds its own server: one shared server in
+        # this process would serialise the workers' environment work on its interpreter lock
+        # (and a cluster's workers cannot reach this machine's loopback anyway)
+        own_env = env_url is None and (backend == "ray" or concurrency > 1)
         with contextlib.nullcontext() if own_env else environment(env_url) as url:
             t0 = time.time()
             wall_deadline = None if deadline is None else t0 + (deadline - time.monotonic())
