@@ -79,6 +79,11 @@ def test_a_killed_worker_is_replaced_and_its_episode_replayed_once(
     db = copy_db(memory_db, tmp_path / "killed.sqlite")
     res = evaluate(task="easy", seeds=SEEDS, model="fake", db=db, concurrency=2)
     assert marker.exists()  # a worker really was SIGKILLed in the middle of an episode
+    import tempfile
+    from pathlib import Path
+
+    left = list(Path(tempfile.gettempdir()).glob(f"fakegang-shard-{res['run_id']}-*"))
+    assert left == []  # the killed worker's shard directory was removed by the driver
     assert res["errors"] == 0
     assert comparable(res["results"]) == comparable(seq["results"])
     assert recorded(db, res["run_id"]) == recorded(seq_db, seq["run_id"])

@@ -32,7 +32,7 @@ from fakegang.runs.runner import environment
 from fakegang.runs.backends import BackendError, Plan, start_ray, warm_up
 from fakegang.runs.distributed import play_jobs
 from fakegang.runs.progress import Progress
-from fakegang.runs.worker import EpisodeJob, driver_settings, episode_row
+from fakegang.runs.worker import EpisodeJob, driver_settings, episode_row, remove_leftovers
 from fakegang.tools.memory import EVAL_RUN_PREFIX, Memory, utc_now
 
 __all__ = ["EvalError", "Progress", "comparable", "episode_row", "evaluate", "summarize"]
@@ -194,6 +194,7 @@ def evaluate(
 
             ray.shutdown()
         resources.reset_all()
+        remove_leftovers(run_id)
         if sink is not None:
             sink.close()
         if Path(db).exists():
