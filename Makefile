@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	$(MAKE) --no-print-directory llama-wheel
 	$(PY) -m pip install -q --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
-	$(PY) -m pip install -q -e ".[dev,local,report]"
+	$(PY) -m pip install -q -e ".[dev,local,report,ray]"
 	test -x $(ST_VENV)/bin/st || { python3 -m venv $(ST_VENV) && \
 	  $(ST_VENV)/bin/python -m pip install -q "schemathesis==$(SCHEMATHESIS_VERSION)"; }
 	touch $(STAMP)

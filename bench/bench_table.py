@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import env_load  # bench/env_load.py
 import env_resources  # bench/env_resources.py (bench/ is on sys.path, as run_all.py sets it)
+import scale_out  # bench/scale_out.py
 import tactics_calibration  # bench/tactics_calibration.py
 import training_run  # bench/training_run.py
 
@@ -147,18 +148,11 @@ def table(r: dict) -> str:
     tac = r.get("tactics", {})
     if not err(tac):
         rows += [("  " + line, "") for line in tactics_calibration.table(tac).splitlines()]
-    c = rules.get("concurrency")
-    rows.append(("CONCURRENCY (hard, --model fake, one server process)", ""))
-    if c:
-        rows.append(
-            (
-                f"  sequential / --concurrency {c['concurrency']}, {c['episodes']} episodes",
-                f"{c['ratio']:.2f}x  ({c['sequential_s']:.0f} s / {c['concurrent_s']:.0f} s; "
-                f"identical results: {'yes' if c['identical_results'] else 'NO'})",
-            )
-        )
-    elif "error" in rules:
-        rows.append(("  error", rules["error"]))
+    scale = r.get("scale", {})
+    if "runs" in scale:
+        rows += scale_out.table_rows(scale)
+    else:
+        rows.append(("SCALE-OUT", scale.get("error", "not run")))
     cal = r.get("calibration", {})
     rows.append((f"RULE FLAG CALIBRATION ({cal.get('flags', 0)} flag proposals)", ""))
     if not err(cal):

@@ -25,8 +25,10 @@ Sections (each fails on its own: an error is shown in its row, the others still 
 * load: 64 hard episodes at once over HTTP against the one server process (bench/env_load.py):
   requests/s, latency p50/p99, errors (must be 0; a final reward that differs from the same
   actions played in-process counts as one);
-* concurrency: wall time of 40 hard rules-agent episodes played sequentially / with
-  `--concurrency 8` against one server process (their results must be identical);
+* scale: 40 hard `--model fake` episodes as fresh `fakegang eval` processes, sequential /
+  `--concurrency 2` (worker processes) / `--backend ray --concurrency 2` (a local Ray instance,
+  start-up included): wall times, speed-ups against the 1.7x / 1.5x targets, identical results
+  (bench/scale_out.py);
 * tactics (issue 12): bench/tactics_calibration.py, per task (hard, medium) and generation on
   seeds 0-49: the shipped-weights agent, naive and oracle, classic-fitted vs refit classifier F1
   (refit on seeds 1000-1019); and bench/tactics_speed.py, hard generation time per playbook;
@@ -68,8 +70,10 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+import env_load  # noqa: E402  (bench/env_load.py)
 import env_resources  # noqa: E402  (bench/env_resources.py)
 import env_speed  # noqa: E402  (bench/env_speed.py)
+import scale_out  # noqa: E402  (bench/scale_out.py)
 import tactics_calibration  # noqa: E402  (bench/tactics_calibration.py)
 import tactics_speed  # noqa: E402  (bench/tactics_speed.py)
 import training_run  # noqa: E402  (bench/training_run.py)
@@ -78,7 +82,7 @@ from bench_table import table  # noqa: E402  (bench/bench_table.py)
 
 from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
-from fakegang.runs.evaluation import comparable, evaluate  # noqa: E402
+from fakegang.runs.evaluation import evaluate  # noqa: E402
 from fakegang.runs.runner import TrainOptions, train  # noqa: E402
 from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
 from fakegang_env.generator import generate_network  # noqa: E402
@@ -150,40 +154,16 @@ def bench_policies(seeds: list[int]) -> dict:
     return out
 
 
-def bench_rules_agent(
-    env_url: str, seeds: list[int], ratio_seeds: list[int], concurrency: int, work: Path
-) -> dict:
-    """Rules-only agent quality per task, and the sequential/concurrent wall-time ratio on hard
-    (the timed hard episodes double as part of the hard quality sample)."""
+def bench_rules_agent(env_url: str, seeds: list[int], concurrency: int, work: Path) -> dict:
+    """Rules-only agent quality per task (episodes in `concurrency` worker processes)."""
     db = str(work / "fresh-rules.sqlite")  # read-only evaluation: α stays at its floor
     quality: dict[str, dict] = {}
     kw = dict(model="fake", db=db, env_url=env_url)
     clear_process_caches()
-    t0 = time.perf_counter()
-    seq = evaluate(task="hard", seeds=ratio_seeds, **kw)
-    seq_s = time.perf_counter() - t0
-    clear_process_caches()
-    t0 = time.perf_counter()
-    con = evaluate(task="hard", seeds=ratio_seeds, concurrency=concurrency, **kw)
-    con_s = time.perf_counter() - t0
-    identical = comparable(seq["results"]) == comparable(con["results"])
-    ratio = {
-        "episodes": len(ratio_seeds),
-        "task": "hard",
-        "concurrency": concurrency,
-        "sequential_s": round(seq_s, 1),
-        "concurrent_s": round(con_s, 1),
-        "ratio": round(seq_s / con_s, 2),
-        "identical_results": identical,
-    }
     for task in TASKS:
-        done = {r["seed"]: r for r in seq["results"]} if task == "hard" else {}
-        rest = [s for s in seeds if s not in done]
-        if rest:
-            res = evaluate(task=task, seeds=rest, concurrency=concurrency, **kw)
-            done.update({r["seed"]: r for r in res["results"]})
-        quality[task] = quality_row([done[s] for s in seeds if s in done])
-    return {"quality": quality, "concurrency": ratio}
+        res = evaluate(task=task, seeds=seeds, concurrency=concurrency, **kw)
+        quality[task] = quality_row(res["results"])
+    return {"quality": quality}
 
 
 def bench_training(args: argparse.Namespace, work: Path) -> dict:
@@ -322,7 +302,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="few seeds, for a fast smoke run")
     p.add_argument("--seeds", type=parse_seed_range, default=None, help="quality seeds (0-49)")
-    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--concurrency", type=int, default=2, help="worker processes (2)")
     p.add_argument("--load-episodes", type=int, default=None, help="concurrent HTTP episodes (64)")
     p.add_argument("--ratio-episodes", type=int, default=None, help="hard episodes timed (40)")
     p.add_argument("--hybrid-db", default=None, help="evaluate this training memory (no training)")
@@ -351,7 +331,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "at least 1"
         )
     if q:
-        args.concurrency = min(args.concurrency, 4)
         args.skip_training = args.skip_training or not args.training_db
         args.skip_hybrid = args.skip_hybrid or not (args.hybrid_db or args.training_db)
     return args
@@ -377,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         url = f"http://127.0.0.1:{port}"
         section("env", r, lambda: bench_env(1 if args.quick else 3, url, server.pid))
         section("resources", r, lambda: env_resources.run(1 if args.quick else 3, 8))
+        section("load", r, lambda: env_load.bench_load(url, args.load_episodes))
         section("graph", r, lambda: bench_graph(url, [0] if args.quick else [0, 1, 2], work))
         if args.skip_llm:
             r["llm"] = {"skipped": "--skip-llm"}
@@ -387,11 +367,13 @@ def main(argv: list[str] | None = None) -> int:
             "tactics_speed", r, lambda: tactics_speed.bench(list(range(3 if args.quick else 10)))
         )
         section("tactics", r, lambda: bench_tactics(args))
-        ratio_seeds = list(range(args.ratio_episodes))
         section(
-            "rules_agent",
+            "rules_agent", r, lambda: bench_rules_agent(url, args.seeds, args.concurrency, work)
+        )
+        section(
+            "scale",
             r,
-            lambda: bench_rules_agent(url, args.seeds, ratio_seeds, args.concurrency, work),
+            lambda: scale_out.bench_scale(args.ratio_episodes, args.concurrency, work / "scale"),
         )
         section("calibration_run", r, lambda: calibration_run(url, args.calibration_episodes, work))
         if args.skip_training:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from fakegang.cli_agent import parse_seed_range
@@ -23,7 +24,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             model=args.model,
             db=args.db,
             env_url=args.env_url,
-            concurrency=args.concurrency,
+            concurrency=args.concurrency or (os.cpu_count() or 1 if args.backend == "ray" else 1),
+            backend=args.backend,
+            address=args.address,
             out=args.out,
             progress=not args.no_progress,
             tactics=args.tactics,
@@ -45,7 +48,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"{summary['task']}: {summary['episodes']} episodes, win rate "
             f"{summary['win_rate']:.0%}, mean grader {summary['mean_grader']:.3f}, mean steps "
             f"{summary['mean_steps']:.1f}, LLM calls {summary['llm_calls']} ({summary['model']}, "
-            f"concurrency {summary['concurrency']})"
+            f"{summary['backend']})"
         )
         if args.out:
             print(f"rows written to {args.out}")
@@ -53,6 +56,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"error: {summary['errors']} episode(s) failed (see the rows)", file=sys.stderr)
         return 1
     return 0
+
+
+def add_scale_arguments(p: argparse.ArgumentParser, *, unit: str) -> None:
+    """`--concurrency`, `--backend`, `--address` (shared by `eval` and `campaign`)."""
+    p.add_argument(
+        "--concurrency",
+        type=positive(int),
+        default=None,
+        help=f"{unit} played at once, in worker processes (default 1); with --backend ray the "
+        "CPUs of the local Ray instance (default: all cores)",
+    )
+    p.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help='local (this machine) or ray (needs pip install "fakegang[ray]")',
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="with --backend ray: join this Ray cluster (auto, or the head's host:port) "
+        "instead of starting a local instance",
+    )
 
 
 def add_eval_commands(sub: argparse._SubParsersAction) -> None:
@@ -68,12 +94,7 @@ def add_eval_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--db", default=DEFAULT_DB_PATH)
     p.add_argument("--env-url", default=None)
-    p.add_argument(
-        "--concurrency",
-        type=positive(int),
-        default=1,
-        help="episodes played at once against the one environment server (default 1)",
-    )
+    add_scale_arguments(p, unit="episodes")
     p.add_argument("--out", default=None, help="write one JSON row per episode to this file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON summary object")

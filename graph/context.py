@@ -41,6 +41,13 @@ class Context:
         default=True,
         metadata={"description": "False for evaluation: memory is read, never written."},
     )
+    record: bool = field(
+        default=False,
+        metadata={
+            "description": "With learn off, still record the episode (outcome, steps, "
+            "observations): evaluation shards, merged into the main database afterwards."
+        },
+    )
     bedrock_model_id: str = field(
         default=DEFAULT_BEDROCK_MODEL,
         metadata={"description": "Bedrock model id.", "env": BEDROCK_MODEL_ENV},

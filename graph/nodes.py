@@ -297,7 +297,7 @@ def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConf
     memory = resources.memory(ctx)
     task = get_task(state["task"])
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
-    steps = memory.steps(thread_id) if ctx.learn else []
+    steps = memory.steps(thread_id) if ctx.learn or ctx.record else []
     action_log = [log_form(s["action"]) for s in steps]
     won = obs.message.startswith("[WIN]")
     reward = float(obs.episode_return)

@@ -68,11 +68,19 @@ def env_client(ctx: Context) -> EnvClient:
 
 
 def memory(ctx: Context) -> Memory:
-    key = (ctx.db_path, not ctx.learn)
+    read_only = not (ctx.learn or ctx.record)
+    key = (ctx.db_path, read_only)
     with _lock:
         if key not in _memories:
-            _memories[key] = Memory(ctx.db_path, read_only=not ctx.learn)
+            _memories[key] = Memory(ctx.db_path, read_only=read_only)
         return _memories[key]
+
+
+def close_memory(db_path: str) -> None:
+    """Close the memories open on `db_path` (a worker's shard, before it is shipped)."""
+    with _lock:
+        for key in [k for k in _memories if k[0] == db_path]:
+            _memories.pop(key).close()
 
 
 def chat_model(ctx: Context) -> Any:

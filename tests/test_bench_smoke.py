@@ -59,6 +59,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
         "graph",
         "policies",
         "rules_agent",
+        "scale",
         "calibration",
         "tactics",
     ):
@@ -89,9 +90,14 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
         q = r["rules_agent"]["quality"][task]
         assert q["episodes"] == 3 and q["seeds"] == [0, 1, 2] and q["errors"] == 0
         assert q["llm_calls_per_episode"] == 0  # fresh memory: α at its floor, rules decide
-    conc = r["rules_agent"]["concurrency"]
-    assert conc["identical_results"] is True and conc["episodes"] == 4
-    assert conc["ratio"] > 0
+    scale = r["scale"]
+    assert scale["episodes"] == 4 and set(scale["runs"]) == {"sequential", "processes", "ray"}
+    for name, run in scale["runs"].items():
+        if "skipped" in run:  # only without the ray extra
+            assert name == "ray" and "fakegang[ray]" in run["skipped"]
+            continue
+        assert run["identical_results"] is True and run["errors"] == 0 and run["speedup"] > 0
+        assert run["episodes"] == 4 and run["wall_s"] > 0
 
     cal = r["calibration"]
     assert cal["flags"] > 0 and cal["bins"]
@@ -116,7 +122,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
         "GRAPH",
         "LOCAL MODEL LATENCY",
         "DETECTION QUALITY",
-        "CONCURRENCY",
+        "SCALE-OUT",
         "RULE FLAG CALIBRATION",
         "TRAINING RUN",
         "GENERATIONS (issue 12)",

@@ -30,6 +30,8 @@ MAX_REFLECTIONS_PER_TASK = 40
 DUPLICATE_RATIO = 0.9
 #: Episodes of a task that make up the "recent" win rate.
 RECENT_WINDOW = 10
+#: Run ids of `fakegang eval`: their episodes are recorded but never count towards learning.
+EVAL_RUN_PREFIX = "eval-"
 
 
 def utc_now() -> str:
@@ -360,8 +362,9 @@ class Memory:
         rows = list(
             self.db.query(
                 "select won from episodes where task = ? and status = 'finished' "
+                "and coalesce(run_id, '') not like ? "
                 "order by finished_at desc, rowid desc limit ?",
-                [task, n],
+                [task, EVAL_RUN_PREFIX + "%", n],
             )
         )
         return sum(r["won"] for r in rows) / len(rows) if rows else 0.0

@@ -1,38 +1,42 @@
-"""Evaluation: play seeds with the current memory read-only (nothing learned, nothing written).
+"""Evaluation: play seeds with the current memory read-only (nothing learned).
 
-Episodes may run N at a time (`concurrency`) on threads of this process against one
-environment server: each episode is its own HTTP session (episode id = thread id) and its own
-in-memory checkpointer, the memory is only read, and the fake model's answers depend only on
-the prompt, so the results equal sequential play. Rows are streamed to `out` (JSONL) as
-episodes finish, then rewritten in seed order.
+Every episode is a job for fakegang/runs/backends.py: played in this process (concurrency 1),
+in N worker processes (`concurrency`), or as Ray tasks (`backend="ray"`, a local instance or the
+cluster at `address`). A job plays into its own SQLite shard seeded with a snapshot of the
+memory and comes back as bytes; the shard is merged into `db` by thread id, so the episode is
+recorded there (episodes, steps, LangGraph checkpoints: `fakegang runs`, `replay`, `report` and
+Studio see it) exactly once, even when a killed worker's episode is played again. The memory is
+only read and the fake model's answers depend only on the prompt, so the results equal
+sequential play whatever the backend. Rows are streamed to `out` (JSONL) as episodes finish,
+then rewritten in seed order.
 
-Threads overlap waiting (environment HTTP calls, a remote LLM); the graph's own work (rule
-engine, checkpoints) holds the GIL, so with `--model fake` on 2 cores concurrency gains little
-(bench/run_all.py measures it). The local llama.cpp model runs one call at a time per process
-and a call's deadline includes waiting for that lock, so with `--model local` concurrency
-mostly adds timeouts and breaks the KV-cache prefix reuse: keep it at 1 there.
+Workers play against `env_url` when given; otherwise each worker process embeds its own server
+(started once per process): a server shared from this process would serialise their
+environment work on its interpreter lock, and on a Ray cluster it would not be reachable. The local llama.cpp model
+loads once per worker process (each holds its own copy): keep concurrency low with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TextIO
-
-from langgraph.checkpoint.memory import InMemorySaver
+from typing import TextIO
 
 from fakegang.tools.env_client import EnvClient
 from fakegang.graph import resources
-from fakegang.graph.context import Context
-from fakegang.graph.graph import builder
-from fakegang.graph.nodes import tally_columns
-from fakegang.runs.runner import environment, run_episode
+from fakegang.runs.runner import environment
+from fakegang.runs.backends import BackendError, Plan, start_ray, warm_up
+from fakegang.runs.distributed import play_jobs
+from fakegang.runs.progress import Progress
+from fakegang.runs.worker import EpisodeJob, driver_settings, episode_row, remove_leftovers
+from fakegang.tools.memory import EVAL_RUN_PREFIX, Memory, utc_now
+
+__all__ = ["EvalError", "Progress", "comparable", "episode_row", "evaluate", "summarize"]
 
 #: Per-episode fields that must not depend on how the episodes were scheduled.
 RESULT_KEYS = (
@@ -52,63 +56,12 @@ RESULT_KEYS = (
     "llm_calls",
     "llm_tokens",
     "llm_errors",
+    "action_log",
 )
 
 
 class EvalError(ValueError):
     """Bad evaluation settings (the message says which)."""
-
-
-class Progress:
-    """A minimal progress bar on stderr (a line per ~10 % when stderr is not a terminal)."""
-
-    def __init__(self, total: int, label: str, stream: TextIO | None = None) -> None:
-        self.total, self.label = total, label
-        self.stream = stream or sys.stderr
-        self.done = self.wins = self.errors = 0
-        self.started = time.monotonic()
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._lock = threading.Lock()
-        self._last_decile = -1
-
-    def update(self, row: dict) -> None:
-        with self._lock:
-            self.done += 1
-            self.wins += bool(row.get("won"))
-            self.errors += "error" in row
-            decile = self.done * 10 // max(1, self.total)
-            if not self.tty and decile == self._last_decile and self.done < self.total:
-                return
-            self._last_decile = decile
-            filled = self.done * 20 // max(1, self.total)
-            elapsed = time.monotonic() - self.started
-            line = (
-                f"{self.label} [{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total} "
-                f"wins {self.wins}{f' errors {self.errors}' if self.errors else ''} "
-                f"{elapsed:.0f}s"
-            )
-            end = "" if self.tty and self.done < self.total else "\n"
-            print(("\r" if self.tty else "") + line, end=end, file=self.stream, flush=True)
-
-
-def episode_row(state: dict, *, task: str, model: str, seed: int, index: int) -> dict:
-    """One JSONL row of an evaluated episode, from its final graph state."""
-    result, tally = state["result"], state["tally"]
-    return {
-        "index": index,
-        "task": task,
-        "model": model,
-        "seed": seed,
-        "won": bool(result["won"]),
-        "reward": result["reward"],
-        "grader_score": result["grader_score"],
-        "steps_used": result["steps_used"],
-        "recall": result["recall"],
-        "precision": result["precision"],
-        "final_message": result["final_message"],
-        "alpha_used": state["alpha"],
-        **tally_columns(tally),
-    }
 
 
 def summarize(task: str, model: str, rows: list[dict]) -> dict:
@@ -145,6 +98,18 @@ def _open_out(out: str | Path | None) -> TextIO | None:
         raise EvalError(f"cannot write --out {path}: {exc.strerror or exc}") from exc
 
 
+def _record_run(db: str, run_id: str, status: str, settings: dict, total: int) -> None:
+    """The eval run's row, so `fakegang runs` lists it with its episodes."""
+    memory = Memory(db)
+    try:
+        row = {"run_id": run_id, "status": status, "model": settings["model"]}
+        if status == "running":
+            row.update(started_at=utc_now(), settings=json.dumps(settings), episodes_total=total)
+        memory.upsert_run(row)
+    finally:
+        memory.close()
+
+
 def evaluate(
     *,
     task: str,
@@ -153,6 +118,8 @@ def evaluate(
     db: str,
     env_url: str | None = None,
     concurrency: int = 1,
+    backend: str = "local",
+    address: str | None = None,
     out: str | Path | None = None,
     progress: bool = False,
     deadline: float | None = None,
@@ -161,28 +128,63 @@ def evaluate(
 ) -> dict:
     """Play `seeds` of `task` with the memory in `db` read-only; returns the summary + rows.
 
-    `concurrency` episodes run at once; `deadline` (a `time.monotonic()` value) stops starting
-    new episodes after it (they are reported as skipped). An episode that raises becomes a row
-    with an `error` and does not stop the others.
+    `concurrency` workers (processes, or a local Ray instance's CPUs), `backend` local|ray,
+    `address` a Ray cluster. `deadline` (a `time.monotonic()` value) stops starting new episodes
+    after it (they are reported as skipped). An episode that raises becomes a row with an
+    `error` and does not stop the others; the episodes that finished are recorded in `db`.
     """
-    if concurrency < 1:
-        raise EvalError(f"--concurrency must be at least 1, got {concurrency}")
+    plan = Plan(backend=backend, concurrency=concurrency, address=address)
+    try:
+        plan.check()
+    except BackendError as exc:
+        raise EvalError(str(exc)) from exc
     if not seeds:
         raise EvalError("no seeds to play")
     if env_url is not None and not _healthy(env_url):
         raise EvalError(f"no environment server answers at {env_url} (GET /health failed)")
     sink = _open_out(out)
-    run_id = "eval-" + uuid.uuid4().hex[:8]
+    run_id = EVAL_RUN_PREFIX + uuid.uuid4().hex[:8]
+    settings = {
+        "kind": "eval", "task": task, "seeds": seeds, "model": model, "backend": plan.describe(),
+        "tactics": tactics,
+    }  # fmt: skip
     sink_lock = threading.Lock()
-    rows: list[dict | None] = [None] * len(seeds)
+    rows: list[dict] = []
+    status = "interrupted"
+    started_ray = False
     try:
-        with environment(env_url) as url:
-            ctx = Context(env_url=url, db_path=db, model=model, learn=False)
+        if backend == "ray":
+            try:
+                started_ray = start_ray(plan)
+            except BackendError as exc:
+                raise EvalError(str(exc)) from exc
+        warm_up(plan)
+        # without --env-url, every worker process embeds its own server: one shared server in
+        # this process would serialise the workers' environment work on its interpreter lock
+        # (and a cluster's workers cannot reach this machine's loopback anyway)
+        own_env = env_url is None and (backend == "ray" or concurrency > 1)
+        with contextlib.nullcontext() if own_env else environment(env_url) as url:
+            t0 = time.time()
+            wall_deadline = None if deadline is None else t0 + (deadline - time.monotonic())
+            jobs = [
+                EpisodeJob(
+                    run_id,
+                    i + 1,
+                    task,
+                    seed,
+                    model,
+                    url,
+                    t0,
+                    wall_deadline,
+                    driver_settings(),
+                    tactics,
+                )
+                for i, seed in enumerate(seeds)
+            ]
+            _record_run(db, run_id, "running", settings, len(seeds))
             bar = Progress(len(seeds), f"eval {task}") if progress else None
-            t0 = time.monotonic()
 
-            def _finish(i: int, row: dict) -> dict:
-                rows[i] = row
+            def _finish(row: dict) -> None:
                 with sink_lock:
                     if sink is not None:
                         sink.write(json.dumps(row) + "\n")
@@ -191,59 +193,34 @@ def evaluate(
                     bar.update(row)
                 if on_row is not None:
                     on_row(row)
-                return row
 
-            def play(i: int) -> dict:
-                seed = seeds[i]
-                if deadline is not None and time.monotonic() > deadline:
-                    row: dict[str, Any] = {"index": i + 1, "task": task, "seed": seed}
-                    row["skipped"] = True
-                    return _finish(i, row)
-                started = time.monotonic()
-                app = builder.compile(checkpointer=InMemorySaver(), name="fakegang_episode")
-                try:
-                    thread_id = run_episode(
-                        app,
-                        ctx,
-                        run_id=run_id,
-                        episode=i + 1,
-                        task=task,
-                        seed=seed,
-                        tactics=tactics,
-                    )
-                    state = app.get_state({"configurable": {"thread_id": thread_id}}).values
-                    row = episode_row(state, task=task, model=model, seed=seed, index=i + 1)
-                except Exception as exc:  # one broken episode must not lose the others
-                    row = {"index": i + 1, "task": task, "model": model, "seed": seed}
-                    row["error"] = f"{type(exc).__name__}: {exc}"[:500]
-                row["started_s"] = round(started - t0, 3)  # shows how episodes overlapped
-                row["wall_s"] = round(time.monotonic() - started, 3)
-                return _finish(i, row)
-
-            if concurrency == 1:
-                for i in range(len(seeds)):
-                    play(i)
-            else:
-                with ThreadPoolExecutor(concurrency, thread_name_prefix="eval") as pool:
-                    try:
-                        list(pool.map(play, range(len(seeds))))
-                    except KeyboardInterrupt:
-                        pool.shutdown(wait=False, cancel_futures=True)
-                        raise
+            try:
+                rows = play_jobs(jobs, db=db, plan=plan, on_row=_finish)
+            except BackendError as exc:
+                raise EvalError(str(exc)) from exc
+            status = "finished"
     finally:
+        if started_ray:
+            import ray
+
+            ray.shutdown()
         resources.reset_all()
+        remove_leftovers(run_id)
         if sink is not None:
             sink.close()
-    done = [r for r in rows if r is not None]
+        if Path(db).exists():
+            _record_run(db, run_id, status, settings, len(seeds))
     if out is not None:  # streamed in finishing order; keep the file in seed order
         path = Path(out)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in done), encoding="utf-8")
+        tmp.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         tmp.replace(path)
-    summary = summarize(task, model, done)
+    summary = summarize(task, model, rows)
     summary["concurrency"] = concurrency
     summary["tactics"] = tactics
-    summary["results"] = done
+    summary["backend"] = plan.describe()
+    summary["run_id"] = run_id
+    summary["results"] = rows
     return summary
 
 

@@ -123,6 +123,11 @@ def collect_runs(db: str | Path, run_id: str | None = None) -> list[RunStatus]:
                     (settings["episode"], settings["task"], settings["seed"], settings["thread_id"])
                 ]
                 run.fork_of = settings
+            elif settings.get("kind") == "eval":  # `fakegang eval`: one episode per seed
+                thread_ids = [
+                    (i + 1, settings["task"], seed, episode_thread_id(run.run_id, i + 1))
+                    for i, seed in enumerate(settings["seeds"])
+                ]
             else:
                 opts = TrainOptions.from_settings(settings)
                 thread_ids = [

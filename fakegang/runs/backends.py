@@ -1,0 +1,214 @@
+"""Where units of work run: this process, a pool of worker processes, or Ray tasks.
+
+The API is generic so `eval` (one job per episode) and `campaign` (one job per campaign) share
+it: `run_jobs(fn, jobs, shared, plan, on_done)` calls the module-level function
+`fn(job, shared)` for every picklable `job` and hands each result to `on_done(job, result,
+error)` in the driver as it arrives (in finishing order). `shared` is sent once per worker
+where the backend allows it (Ray puts it in the object store once); results carry their own
+SQLite shard (fakegang/runs/shards.py) for the driver to merge.
+
+* `local`, concurrency 1: the jobs run one after the other in this process.
+* `local`, concurrency N: a `ProcessPoolExecutor` of N worker processes (forkserver start, so a
+  worker never inherits the driver's threads or sockets). Threads would not help: scoring and
+  the graph's bookkeeping hold the interpreter lock. A killed worker breaks the whole pool
+  (`BrokenProcessPool`) and the standard library does not retry, so the jobs that had not
+  finished are resubmitted to a fresh pool, up to `max_retries` times each.
+How `campaign` plugs in (one job per campaign; rounds stay sequential inside it): a picklable
+`CampaignJob` and a module-level `play_campaign_job(job, snapshot)` that writes the snapshot to a
+shard (`shards.write_shard`), calls `play_campaign(..., db_path=shard)`, and returns its summary
+with `shards.shard_bytes(shard)`; the driver merges each shard (`shards.merge_shard`, keyed by
+the campaign's thread ids, plus the campaign's own learned tables, which travel with it).
+
+* `ray`: one Ray task per job with Ray's own retries (`max_retries`) for a worker process or
+  node that dies; a local instance (`num_cpus` = concurrency) unless `address` names a cluster
+  (`auto`, or the head's `host:port`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+BACKENDS = ("local", "ray")
+RAY_EXTRA_HINT = 'the Ray backend needs the "ray" extra: pip install "fakegang[ray]"'
+#: Modules the forkserver imports once, so forked workers start without re-importing them.
+PRELOAD = ("fakegang.runs.worker", "fakegang.graph.graph", "fakegang_env.server.app")
+
+OnDone = Callable[[Any, Any, BaseException | None], None]
+
+
+class BackendError(ValueError):
+    """Bad backend settings, or a backend that is not installed (the message says which)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to run the jobs: `backend` local|ray, `concurrency` workers, Ray `address`."""
+
+    backend: str = "local"
+    concurrency: int = 1
+    address: str | None = None
+    max_retries: int = 3
+
+    def check(self) -> None:
+        if self.backend not in BACKENDS:
+            raise BackendError(f"unknown backend {self.backend!r}; choose one of {BACKENDS}")
+        if self.concurrency < 1:
+            raise BackendError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.address is not None and self.backend != "ray":
+            raise BackendError("--address joins a Ray cluster: use it with --backend ray")
+        if self.max_retries < 0:
+            raise BackendError(f"max_retries must be >= 0, got {self.max_retries}")
+
+    def describe(self) -> str:
+        if self.backend == "ray":
+            return f"ray ({self.address or f'local, {self.concurrency} CPUs'})"
+        if self.concurrency == 1:
+            return "local (sequential)"
+        return f"local ({self.concurrency} worker processes)"
+
+
+def import_ray() -> Any:
+    """The `ray` module, or a BackendError naming the extra to install."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise BackendError(RAY_EXTRA_HINT) from exc
+    return ray
+
+
+def run_jobs(
+    fn: Callable[[Any, Any], Any],
+    jobs: Sequence[Any],
+    shared: Any,
+    plan: Plan,
+    on_done: OnDone,
+) -> None:
+    """Run `fn(job, shared)` for every job as `plan` says; `on_done` sees each result."""
+    plan.check()
+    if plan.backend == "ray":
+        _run_ray(fn, jobs, shared, plan, on_done)
+    elif plan.concurrency == 1:
+        for job in jobs:
+            try:
+                result = fn(job, shared)
+            except Exception as exc:  # reported per job, like the other backends do
+                on_done(job, None, exc)
+            else:
+                on_done(job, result, None)
+    else:
+        _run_processes(fn, jobs, shared, plan, on_done)
+
+
+# ------------------------------------------------------------------------------ processes
+def _pool(workers: int) -> ProcessPoolExecutor:
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(PRELOAD))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+
+def warm_up(plan: Plan) -> None:
+    """Start the backend's slow part now, so it overlaps the driver's own start-up (its
+    environment server): the forkserver's imports, or Ray (`start_ray`, called by the caller)."""
+    if plan.backend == "local" and plan.concurrency > 1:
+        from multiprocessing import forkserver
+
+        multiprocessing.get_context("forkserver").set_forkserver_preload(list(PRELOAD))
+        forkserver.ensure_running()
+
+
+def _run_processes(fn, jobs, shared, plan: Plan, on_done: OnDone) -> None:
+    pending = list(range(len(jobs)))
+    attempts = [0] * len(jobs)
+    while pending:
+        pool = _pool(min(plan.concurrency, len(pending)))
+        broken = False
+        try:
+            futures: dict[Future, int] = {pool.submit(fn, jobs[i], shared): i for i in pending}
+            pending = []
+            waiting = set(futures)
+            while waiting:
+                done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i = futures[fut]
+                    exc = fut.exception()
+                    if isinstance(exc, BrokenProcessPool):
+                        broken = True
+                        attempts[i] += 1
+                        if attempts[i] > plan.max_retries:
+                            on_done(jobs[i], None, exc)
+                        else:
+                            pending.append(i)  # a worker died: play it again in a new pool
+                    elif exc is not None:
+                        on_done(jobs[i], None, exc)
+                    else:
+                        on_done(jobs[i], fut.result(), None)
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown(wait=not broken, cancel_futures=True)
+        pending.sort()
+
+
+# ------------------------------------------------------------------------------ ray
+def ray_settings() -> dict[str, str]:
+    """Variables Ray workers get: the driver's FAKEGANG_* settings, no usage reporting."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("FAKEGANG_")}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    return env
+
+
+def start_ray(plan: Plan) -> bool:
+    """Connect to (or start) Ray as `plan` says; True when this call started/joined it."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    kwargs: dict[str, Any] = {
+        "runtime_env": {
+            "env_vars": ray_settings(),
+            # import the agent when a worker process starts, not inside its first task
+            "worker_process_setup_hook": "fakegang.runs.worker.warm",
+        },
+        "log_to_driver": False,  # worker output would tear the progress line apart
+        "logging_level": "ERROR",
+    }
+    if plan.address:
+        ray.init(address=plan.address, **kwargs)
+    else:
+        ray.init(num_cpus=plan.concurrency, include_dashboard=False, **kwargs)
+    return True
+
+
+def _run_ray(fn, jobs, shared, plan: Plan, on_done: OnDone) -> None:
+    ray = import_ray()
+    started = start_ray(plan)
+    try:
+        remote = ray.remote(max_retries=plan.max_retries, retry_exceptions=False)(fn)
+        shared_ref = ray.put(shared)
+        refs = {remote.remote(job, shared_ref): i for i, job in enumerate(jobs)}
+        waiting = list(refs)
+        try:
+            while waiting:
+                done, waiting = ray.wait(waiting, num_returns=1)
+                for ref in done:
+                    i = refs[ref]
+                    try:
+                        result = ray.get(ref)
+                    except Exception as exc:  # retries exhausted, or fn raised
+                        on_done(jobs[i], None, exc)
+                    else:
+                        on_done(jobs[i], result, None)
+        except KeyboardInterrupt:
+            for ref in waiting:
+                ray.cancel(ref, force=True)
+            raise
+    finally:
+        if started:
+            ray.shutdown()

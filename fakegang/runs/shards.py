@@ -1,0 +1,161 @@
+"""SQLite shards: how episodes played elsewhere (a worker process, a Ray node) reach the main DB.
+
+Workers on a cluster share no filesystem, so each unit of work gets its own small SQLite file
+(a shard) that starts as a copy of the agent's memory (`memory_snapshot`), records the episode
+there exactly as a local run records it (the `episodes`/`steps`/`observations` tables and
+LangGraph's `checkpoints`/`writes`), and travels back to the driver as bytes (`shard_bytes`).
+The driver merges it (`merge_shard`): per thread id, in one transaction, the main DB's rows of
+that thread are deleted and the shard's copied in. A retried episode has the same thread id, so
+merging twice (or merging a retry after a partial attempt) never duplicates a row, and
+`fakegang runs`, `replay`, `report` and Studio see the episode as if it had run locally.
+
+Hand-rolled on `ATTACH` + `INSERT ... SELECT` because neither LangGraph's SqliteSaver nor
+sqlite-utils copies rows between databases; the checkpoint tables are LangGraph's own schema
+(created by `SqliteSaver.setup()`), copied column by column.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The agent's learned memory: copied into every shard, read-only during `eval`.
+MEMORY_TABLES = ("reflections", "trajectories", "alpha")
+#: Tables keyed by an episode's thread id (what an episode adds to the database).
+THREAD_TABLES = ("episodes", "steps", "observations", "checkpoints", "writes")
+
+
+class ShardError(ValueError):
+    """A shard that cannot be merged (not SQLite, or not written by a worker)."""
+
+
+@dataclass(frozen=True)
+class MergeStats:
+    threads: tuple[str, ...]
+    rows: int
+
+
+def _prepare(db: str | Path) -> None:
+    """Create the memory tables and LangGraph's checkpoint tables in `db` if missing."""
+    from fakegang.graph.graph import sqlite_checkpointer
+    from fakegang.tools.memory import Memory
+
+    Memory(db).close()
+    saver = sqlite_checkpointer(db)
+    try:
+        saver.setup()
+    finally:
+        saver.conn.close()
+
+
+def memory_snapshot(db: str | Path) -> bytes:
+    """A fresh shard holding a copy of `db`'s memory tables (not its episodes or checkpoints)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="fakegang-snap-") as tmp:
+        path = Path(tmp) / "snapshot.sqlite"
+        _prepare(path)
+        if Path(db).exists():
+            _prepare(db)  # an old database gets the columns the copy expects
+            conn = sqlite3.connect(path)
+            try:
+                conn.execute("ATTACH DATABASE ? AS src", (str(db),))
+                with conn:
+                    for table in MEMORY_TABLES:
+                        cols = _shared_columns(conn, table, "src", "main")
+                        conn.execute(
+                            f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM src.{table}"
+                        )
+                conn.execute("DETACH DATABASE src")
+            finally:
+                conn.close()
+        return shard_bytes(path)
+
+
+def write_shard(data: bytes, path: str | Path) -> Path:
+    """Materialise shard bytes as a database file (a worker's start, the driver's merge)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def shard_bytes(path: str | Path) -> bytes:
+    """The whole shard as one self-contained file image (its WAL folded in first)."""
+    conn = sqlite3.connect(str(path))
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode=DELETE")  # no -wal file expected next to the copy
+    finally:
+        conn.close()
+    return Path(path).read_bytes()
+
+
+def _columns(conn: sqlite3.Connection, schema: str, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA {schema}.table_info({table})")]
+
+
+def _shared_columns(conn: sqlite3.Connection, table: str, src: str, dst: str) -> str:
+    """Columns present in both copies of `table` (a newer schema may have added some)."""
+    dst_cols = set(_columns(conn, dst, table))
+    cols = [c for c in _columns(conn, src, table) if c in dst_cols]
+    return ", ".join(f'"{c}"' for c in cols)
+
+
+def shard_threads(path: str | Path) -> list[str]:
+    """Thread ids of the episodes a shard finished (the ones worth merging)."""
+    conn = sqlite3.connect(str(path))
+    try:
+        rows = conn.execute(
+            "select thread_id from episodes where status = 'finished' order by rowid"
+        ).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise ShardError(f"{path} is not a fakegang shard: {exc}") from exc
+    finally:
+        conn.close()
+    return [r[0] for r in rows]
+
+
+def merge_shard(
+    main_db: str | Path, shard: str | Path, thread_ids: list[str] | None = None
+) -> MergeStats:
+    """Copy the shard's rows of `thread_ids` (default: its finished episodes) into `main_db`,
+    replacing any earlier copy of the same threads, in one transaction."""
+    threads = shard_threads(shard) if thread_ids is None else list(thread_ids)
+    if not threads:
+        return MergeStats((), 0)
+    _prepare(main_db)
+    conn = sqlite3.connect(str(main_db), timeout=30)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("ATTACH DATABASE ? AS shard", (str(shard),))
+        marks = ", ".join("?" for _ in threads)
+        copied = 0
+        with conn:  # all threads or none: a crash mid-merge leaves the main DB as it was
+            for table in THREAD_TABLES:
+                if not _columns(conn, "shard", table):
+                    continue  # e.g. a shard whose episode never wrote a step
+                cols = _shared_columns(conn, table, "shard", "main")
+                conn.execute(f"DELETE FROM main.{table} WHERE thread_id IN ({marks})", threads)
+                cur = conn.execute(
+                    f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM shard.{table} "
+                    f"WHERE thread_id IN ({marks})",
+                    threads,
+                )
+                copied += cur.rowcount
+        conn.execute("DETACH DATABASE shard")
+    finally:
+        conn.close()
+    return MergeStats(tuple(threads), copied)
+
+
+def merge_shard_bytes(
+    main_db: str | Path, data: bytes, workdir: str | Path, name: str = "shard"
+) -> MergeStats:
+    """`merge_shard` for a shard that arrived as bytes (written under `workdir`, then removed)."""
+    path = write_shard(data, Path(workdir) / f"{name}.sqlite")
+    try:
+        return merge_shard(main_db, path)
+    finally:
+        path.unlink(missing_ok=True)

@@ -1,0 +1,76 @@
+"""Helpers for the scale-out tests: a small trained memory and what an eval run recorded."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sqlite3
+from pathlib import Path
+
+VOLATILE = {"thread_id", "run_id", "started_at", "finished_at", "llm_latency_s"}
+
+
+def trained_memory(root: Path, env_url: str) -> str:
+    """3 easy training episodes with the stand-in model: α is above its floor, so the LLM path
+    runs in evaluation and its prompts carry lessons and a few-shot example."""
+    from fakegang.runs.runner import TrainOptions, train
+
+    db = str(root / "mem.sqlite")
+    opts = TrainOptions(
+        env_url=env_url, task="easy", episodes=3, model="fake", db=db, log_dir=str(root)
+    )
+    train(opts, out=io.StringIO())
+    return db
+
+
+def copy_db(src: str, dst: Path) -> str:
+    """A copy of a memory (each eval then records into its own database)."""
+    conn = sqlite3.connect(src)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    shutil.copyfile(src, dst)
+    return str(dst)
+
+
+def _rows(conn: sqlite3.Connection, sql: str, args=()) -> list[dict]:
+    cur = conn.execute(sql, args)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def recorded(db: str, run_id: str) -> dict:
+    """Per episode number: its episodes row, its steps and its checkpoint/write counts."""
+    conn = sqlite3.connect(db)
+    try:
+        out = {}
+        for ep in _rows(conn, "select * from episodes where run_id = ?", [run_id]):
+            t = ep["thread_id"]
+            steps = _rows(conn, "select * from steps where thread_id = ? order by idx", [t])
+            out[ep["episode"]] = {
+                "episode": {k: v for k, v in ep.items() if k not in VOLATILE},
+                "steps": [{k: v for k, v in s.items() if k not in VOLATILE} for s in steps],
+                "checkpoints": conn.execute(
+                    "select count(*) from checkpoints where thread_id = ?", [t]
+                ).fetchone()[0],
+                "writes": conn.execute(
+                    "select count(*) from writes where thread_id = ?", [t]
+                ).fetchone()[0],
+            }
+        return out
+    finally:
+        conn.close()
+
+
+def duplicates(db: str) -> int:
+    """Rows sharing a thread id in `episodes` (the primary key makes it 0 unless broken) plus
+    episodes recorded under more than one thread for the same run and episode number."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "select count(*) from (select run_id, episode, count(*) n from episodes "
+            "group by run_id, episode having n > 1)"
+        ).fetchone()[0]
+    finally:
+        conn.close()
