@@ -35,6 +35,16 @@ class Context:
         default=True,
         metadata={"description": "False for evaluation: memory is read, never written."},
     )
+    refit: bool = field(
+        default=True,
+        metadata={"description": "Refit the rule weights from debriefs (False: shipped weights)."},
+    )
+    alpha_rule: str = field(
+        default="credit",
+        metadata={
+            "description": "α rule: credit (counterfactual credit) | seed (win-rate formula)."
+        },
+    )
     bedrock_model_id: str = field(
         default="qwen.qwen3-32b-v1:0", metadata={"description": "Bedrock model id."}
     )
