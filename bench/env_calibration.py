@@ -23,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from fakegang_env.policies import POLICY_NAMES, NaivePolicy, run_policy
 from fakegang_env.engine import Episode
 from fakegang_env.generator import NUMERIC_SIGNALS, Network, generate_network
+from fakegang_env.policies import POLICY_NAMES, NaivePolicy, run_policy
 from fakegang_env.tasks import TASK_NAMES
 
 TARGET_SINGLE = {"medium": 0.75, "hard": 0.60}

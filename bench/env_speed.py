@@ -30,9 +30,9 @@ from typing import Any
 
 import httpx
 
-from fakegang_env.policies import make_policy
 from fakegang_env.engine import Episode
 from fakegang_env.generator import generate_network
+from fakegang_env.policies import make_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "hard"

@@ -66,12 +66,12 @@ import training_run  # noqa: E402  (bench/training_run.py)
 from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
 from fakegang.graph.context import Context  # noqa: E402
-from fakegang.graph.evaluation import comparable, evaluate  # noqa: E402
 from fakegang.graph.graph import compile_with_sqlite  # noqa: E402
-from fakegang.graph.runner import TrainOptions, run_episode, train  # noqa: E402
+from fakegang.runs.evaluation import comparable, evaluate  # noqa: E402
+from fakegang.runs.runner import TrainOptions, run_episode, train  # noqa: E402
 from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
-from fakegang_env.policies import run_policy  # noqa: E402
 from fakegang_env.generator import generate_network  # noqa: E402
+from fakegang_env.policies import run_policy  # noqa: E402
 
 TASKS = ("easy", "medium", "hard")
 CAL_BINS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]

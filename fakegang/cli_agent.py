@@ -64,7 +64,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from fakegang.graph.runner import TrainOptions, train
+    from fakegang.runs.runner import TrainOptions, train
     from fakegang.tools.chat_models import ModelConfigError
 
     if args.episodes < 1:

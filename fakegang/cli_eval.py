@@ -12,7 +12,7 @@ from fakegang_env.tasks import TASK_NAMES
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from fakegang.graph.evaluation import EvalError, evaluate
+    from fakegang.runs.evaluation import EvalError, evaluate
 
     try:
         summary = evaluate(

@@ -31,7 +31,7 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from fakegang.graph.runs import RunsError, collect_runs, format_runs
+    from fakegang.runs.runs import RunsError, collect_runs, format_runs
 
     try:
         runs = collect_runs(args.db, args.run_id)
@@ -42,9 +42,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from fakegang.graph.fork import ForkError
-    from fakegang.graph.resume import ResumeError, resume_run
-    from fakegang.graph.runs import RunsError
+    from fakegang.runs.fork import ForkError
+    from fakegang.runs.resume import ResumeError, resume_run
+    from fakegang.runs.runs import RunsError
 
     try:
         resume_run(args.run_id, db=args.db, env_url=args.env_url, no_pause=args.no_pause)
@@ -56,7 +56,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from fakegang.graph.replay import ReplayError, replay
+    from fakegang.runs.replay import ReplayError, replay
 
     try:
         replay(args.db, args.thread_id, step=args.step)
@@ -66,8 +66,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
-    from fakegang.graph.fork import ForkError, fork_episode
     from fakegang.graph.recovery import RebuildError
+    from fakegang.runs.fork import ForkError, fork_episode
 
     try:
         fork_episode(args.db, args.thread_id, at=args.at, action=args.action, env_url=args.env_url)
@@ -79,7 +79,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from fakegang.graph.prune import PruneError, format_report, prune
+    from fakegang.runs.prune import PruneError, format_report, prune
 
     try:
         report = prune(args.db, args.keep_last)
@@ -90,7 +90,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_studio(args: argparse.Namespace) -> int:
-    from fakegang.graph.studio import StudioError, run_studio
+    from fakegang.runs.studio import StudioError, run_studio
 
     try:
         return run_studio(

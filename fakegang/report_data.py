@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fakegang.graph.runner import metrics_row
+from fakegang.runs.runner import metrics_row
 
 #: Episodes of a task in the sliding win-rate window (the training printout's `wr=` uses 10).
 WIN_WINDOW = 10

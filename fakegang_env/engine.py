@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import random
 
-from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionType
 from fakegang_env import scoring
 from fakegang_env.generator import PARAMS, Network, generate_network
+from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionType
 from fakegang_env.tasks import TaskSpec, get_task
 
 __all__ = ["Episode", "parse_action_type"]

@@ -23,8 +23,8 @@ from typing import Any
 
 import httpx
 
-from fakegang_env.policies import make_policy
 from fakegang_env.engine import Episode
+from fakegang_env.policies import make_policy
 
 Action = tuple[str, str | None]
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ def _training_memory(env_url: str, tmp_path: Path) -> tuple[Path, str]:
     """A real (small) training run's memory: 2 easy episodes with the stand-in model."""
     import io
 
-    from fakegang.graph.runner import TrainOptions, train
+    from fakegang.runs.runner import TrainOptions, train
 
     db = tmp_path / "training.sqlite"
     opts = TrainOptions(

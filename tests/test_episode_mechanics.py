@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fakegang_env.schema import ActionType, PlainObservation
 from fakegang_env.engine import Episode
 from fakegang_env.generator import Account, Network
+from fakegang_env.schema import ActionType, PlainObservation
 
 ROLES = {"g1": "gang", "g2": "gang", "g3": "gang", "c1": "customer", "v1": "vpn_user"}
 IPS = {"g1": "ip_P", "g2": "ip_P", "g3": "ip_Q", "x1": "ip_P", "v1": "ip_V"}

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from fakegang.cli import main
-from fakegang.graph.evaluation import EvalError, comparable, evaluate
+from fakegang.runs.evaluation import EvalError, comparable, evaluate
 
 SEEDS = list(range(40))
 
@@ -17,7 +17,7 @@ SEEDS = list(range(40))
 def trained_db(tmp_path_factory, env_url):
     """A memory after 3 easy training episodes: α is above its floor, so the (stand-in) LLM is
     consulted and its prompts carry lessons and a few-shot example."""
-    from fakegang.graph.runner import TrainOptions, train
+    from fakegang.runs.runner import TrainOptions, train
 
     root = tmp_path_factory.mktemp("eval_mem")
     db = str(root / "mem.sqlite")

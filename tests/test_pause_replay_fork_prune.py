@@ -17,19 +17,19 @@ from pathlib import Path
 
 import httpx
 import pytest
+from runs_helpers import checkpoint_count, memory_tables, metrics
 
 from fakegang.cli import main
 from fakegang.graph import resources
-from fakegang.graph.fork import ForkError, find_fork_point, fork_episode
 from fakegang.graph.graph import compile_with_sqlite
-from fakegang.graph.prune import PruneError, prune
-from fakegang.graph.replay import ReplayError, head_branch, replay
-from fakegang.graph.resume import ResumeError, resume_run
-from fakegang.graph.runner import TrainOptions, episode_thread_id, train
-from fakegang.graph.runs import RunsError, collect_runs, format_runs
+from fakegang.runs.fork import ForkError, find_fork_point, fork_episode
+from fakegang.runs.prune import PruneError, prune
+from fakegang.runs.replay import ReplayError, head_branch, replay
+from fakegang.runs.resume import ResumeError, resume_run
+from fakegang.runs.runner import TrainOptions, episode_thread_id, train
+from fakegang.runs.runs import RunsError, collect_runs, format_runs
 from fakegang.tools.env_client import EnvClient
 from fakegang.tools.memory import Memory
-from tests.runs_helpers import checkpoint_count, memory_tables, metrics
 
 REPO = Path(__file__).resolve().parents[1]
 EPISODES = 2

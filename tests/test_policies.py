@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from fakegang_env.engine import Episode
+from fakegang_env.generator import generate_network
 from fakegang_env.policies import (
     POLICY_NAMES,
     NaivePolicy,
     make_policy,
     run_policy,
 )
-from fakegang_env.engine import Episode
-from fakegang_env.generator import generate_network
 
 KEYS = {
     "task",

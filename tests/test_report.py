@@ -83,7 +83,7 @@ def same(page: str, expected) -> bool:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, env_url):
-    from fakegang.graph.runner import TrainOptions, train
+    from fakegang.runs.runner import TrainOptions, train
 
     root = tmp_path_factory.mktemp("report_run")
     opts = TrainOptions(

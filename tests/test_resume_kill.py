@@ -4,9 +4,9 @@ check that the end result is identical to a run that was never interrupted.
 Moments: inside `step_env` after the server applied the action but before LangGraph saved the
 node's writes, inside `reflect` before and after its memory writes, at the first `observe` of a
 process, and at random times. They are hit with the test-only hook
-`FAKEGANG_TEST_SLEEP_IN=NODE:PHASE:SECONDS:SKIP` (graph/testhooks.py): the process prints a marker
-and sleeps there, and the test kills it. Two variants: the embedded environment server (it dies
-with the process, so resume rebuilds the episode from the recorded actions) and an external
+`FAKEGANG_TEST_SLEEP_IN=NODE:PHASE:SECONDS:SKIP` (fakegang/runs/testhooks.py): the process prints
+a marker and sleeps there, and the test kills it. Two variants: the embedded environment server (it
+dies with the process, so resume rebuilds the episode from the recorded actions) and an external
 server that survives (a repeated action index is answered from its cache).
 
 Compared with the uninterrupted reference (fresh database, same settings): metrics.jsonl and
@@ -29,11 +29,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from env_fixtures import ServerProcess, free_port
+from runs_helpers import memory_tables, metrics, only_run_id
 
-from fakegang.graph.runner import episode_thread_id
-from fakegang.graph.runs import collect_runs
-from tests.env_fixtures import ServerProcess, free_port
-from tests.runs_helpers import memory_tables, metrics, only_run_id
+from fakegang.runs.runner import episode_thread_id
+from fakegang.runs.runs import collect_runs
 
 pytestmark = pytest.mark.slow
 

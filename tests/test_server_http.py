@@ -20,9 +20,9 @@ from env_fixtures import (
 )
 from fastapi.testclient import TestClient
 
+from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangObservation
 from fakegang_env.server.app import ServerSettings, build_app
-from fakegang_env.engine import Episode
 from fakegang_env.server.sessions import EpisodeRegistry
 from fakegang_env.tasks import TASKS
 

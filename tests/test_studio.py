@@ -19,14 +19,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from env_fixtures import free_port
+from runs_helpers import checkpoint_count
 
 from fakegang.graph import resources
-from fakegang.graph.replay import replay
-from fakegang.graph.runner import TrainOptions, episode_thread_id, train
-from fakegang.graph.studio import OFFLINE_ENV, StudioError, cli_threads, run_studio
+from fakegang.runs.replay import replay
+from fakegang.runs.runner import TrainOptions, episode_thread_id, train
+from fakegang.runs.studio import OFFLINE_ENV, StudioError, cli_threads, run_studio
 from fakegang.tools.memory import Memory
-from tests.env_fixtures import free_port
-from tests.runs_helpers import checkpoint_count
 
 REPO = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 240.0

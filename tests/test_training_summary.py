@@ -71,7 +71,7 @@ def test_summary_splits_latency_by_kv_cache_reuse(tmp_path) -> None:
 
 
 def test_summary_of_a_real_training_run(env_url, tmp_path) -> None:
-    from fakegang.graph.runner import TrainOptions, train
+    from fakegang.runs.runner import TrainOptions, train
 
     db = tmp_path / "mem.sqlite"
     Memory(db).save_alpha("easy", 0.99, 1.0, 0)  # trust the LLM so it is asked at most steps

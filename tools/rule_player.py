@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from fakegang.tools.actions import parse_action
 from fakegang.tools.rules import Proposal, propose
-from fakegang_env.schema import PlainObservation
 from fakegang_env.engine import Episode
+from fakegang_env.schema import PlainObservation
 from fakegang_env.tasks import get_task
 
 Hook = Callable[[Episode, PlainObservation, list[str], Proposal], None]

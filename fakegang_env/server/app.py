@@ -23,8 +23,8 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from openenv.core.env_server.http_server import create_app
 
-from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
 from fakegang_env.engine import Episode
+from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
 from fakegang_env.server.errors import (
     DEFAULT_MAX_BODY_BYTES,
     BodySizeLimitMiddleware,

@@ -16,8 +16,8 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
-from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
 from fakegang_env.engine import Episode
+from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
 from fakegang_env.server.requests import ResetParams, random_seed
 
 ENV_NAME = "fakegang_env"

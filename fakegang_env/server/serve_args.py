@@ -19,7 +19,9 @@ DEFAULT_PORT = 8000
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `fakegang env serve`, shared with `python -m fakegang_env.server.app`."""
     parser.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT, help="port (default 8000)")
+    parser.add_argument(
+        "--port", type=port_number, default=DEFAULT_PORT, help="port (default 8000)"
+    )
     parser.add_argument(
         "--max-episodes",
         type=positive(int),

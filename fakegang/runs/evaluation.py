@@ -31,7 +31,7 @@ from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import builder
 from fakegang.graph.nodes import tally_columns
-from fakegang.graph.runner import environment, run_episode
+from fakegang.runs.runner import environment, run_episode
 
 #: Per-episode fields that must not depend on how the episodes were scheduled.
 RESULT_KEYS = (

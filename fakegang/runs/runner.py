@@ -22,7 +22,7 @@ from typing import Any
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
-from fakegang.graph.pausing import PauseControl, RunPaused, invoke_with_pauses
+from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.tools.chat_models import describe_model
 from fakegang_env.tasks import get_task
 
@@ -234,7 +234,7 @@ def write_metrics(memory, run_id: str, log_dir: Path) -> Path:
 
 
 def episode_config(thread_id: str, task: str) -> dict:
-    from fakegang.graph.testhooks import callbacks
+    from fakegang.runs.testhooks import callbacks
 
     config: dict[str, Any] = {
         "configurable": {"thread_id": thread_id},

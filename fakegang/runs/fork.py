@@ -29,9 +29,9 @@ from typing import TextIO
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
-from fakegang.graph.replay import head_branch
-from fakegang.graph.runner import TrainOptions, claim_run, context_for, environment, episode_config
-from fakegang.graph.runs import outcome_of
+from fakegang.runs.replay import head_branch
+from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
+from fakegang.runs.runs import outcome_of
 from fakegang.tools.actions import format_action, parse_action
 from fakegang.tools.memory import utc_now
 

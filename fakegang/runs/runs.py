@@ -14,7 +14,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fakegang.graph.runner import TrainOptions, episode_thread_id, schedule
+from fakegang.runs.runner import TrainOptions, episode_thread_id, schedule
 
 
 class RunsError(LookupError):

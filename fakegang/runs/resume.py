@@ -19,8 +19,8 @@ from typing import TextIO
 
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
-from fakegang.graph.pausing import PauseControl
-from fakegang.graph.runner import (
+from fakegang.runs.pausing import PauseControl
+from fakegang.runs.runner import (
     ProgressPrinter,
     TrainOptions,
     claim_run,
@@ -28,7 +28,7 @@ from fakegang.graph.runner import (
     environment,
     play_schedule,
 )
-from fakegang.graph.runs import collect_runs
+from fakegang.runs.runs import collect_runs
 from fakegang.tools.chat_models import describe_model
 from fakegang.tools.env_client import EnvClient
 from fakegang.tools.memory import Memory
@@ -81,7 +81,7 @@ def resume_run(
             f"{owner.get('host')}: stop it first (Ctrl-C leaves it resumable)"
         )
     if run.fork_of:
-        from fakegang.graph.fork import resume_fork
+        from fakegang.runs.fork import resume_fork
 
         return resume_fork(run_id, db=db, env_url=env_url, out=out)
     if run.status == "finished":

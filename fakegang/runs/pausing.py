@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from fakegang.graph.replay import describe, isatty
+from fakegang.runs.replay import describe, isatty
 
 NODES = ("observe", "rule_check", "llm_decide", "arbitrate", "step_env", "reflect")
 PREVIOUS = {

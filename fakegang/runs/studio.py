@@ -6,7 +6,7 @@ graph at an environment server (an embedded one unless `--env-url`) and at the d
 `FAKEGANG_ENV_URL` / `FAKEGANG_DB_PATH`, then registers every episode thread of the database with
 the server (`threads.create(thread_id=..., if_exists="do_nothing")`): the dev server only lists
 threads it knows, and the checkpoints themselves are read from our file through
-`langgraph.json`'s `checkpointer.path` (graph/studio_checkpointer.py).
+`langgraph.json`'s `checkpointer.path` (fakegang/runs/studio_checkpointer.py).
 
 The Studio UI is a hosted web page (smith.langchain.com) that the *browser* loads; the server
 needs no network. Offline, use the HTTP API (`langgraph_sdk`) or `fakegang replay`.
@@ -44,7 +44,7 @@ class StudioError(RuntimeError):
 
 def project_config() -> Path:
     """langgraph.json at the project root (the package is installed editable)."""
-    return Path(__file__).resolve().parent.parent / "langgraph.json"
+    return Path(__file__).resolve().parents[2] / "langgraph.json"
 
 
 def langgraph_executable() -> str:
@@ -172,7 +172,7 @@ def run_studio(
     out: TextIO = sys.stdout,
 ) -> int:
     """Start the dev server, register the CLI threads, serve until Ctrl-C / SIGTERM."""
-    from fakegang.graph.runner import environment
+    from fakegang.runs.runner import environment
 
     db = Path(db).resolve()
     config = Path(config).resolve() if config else project_config()
