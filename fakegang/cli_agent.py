@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from fakegang_env.arguments import seed_range
+from fakegang_env.tactics import TACTICS_NAMES
 from fakegang_env.tasks import TASK_NAMES
 
 
@@ -37,6 +38,12 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "--db", default="checkpoints/fakegang.sqlite", help="SQLite file for checkpoints and memory"
     )
     p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
+    p.add_argument(
+        "--tactics",
+        choices=TACTICS_NAMES,
+        default="classic",
+        help="the ring's playbook in every episode (default classic; see `fakegang env tactics`)",
+    )
     p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
     p.add_argument(
         "--bedrock-model",
@@ -83,6 +90,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         model=args.model,
         db=args.db,
         seed_offset=args.seed_offset,
+        tactics=args.tactics,
         llm_timeout_s=args.llm_timeout,
         bedrock_model_id=args.bedrock_model,
         bedrock_region=args.bedrock_region,

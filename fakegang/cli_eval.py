@@ -8,6 +8,7 @@ import sys
 
 from fakegang.cli_agent import parse_seed_range
 from fakegang_env.arguments import positive
+from fakegang_env.tactics import TACTICS_NAMES
 from fakegang_env.tasks import TASK_NAMES
 
 
@@ -24,6 +25,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             out=args.out,
             progress=not args.no_progress,
+            tactics=args.tactics,
         )
     except EvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -57,6 +59,12 @@ def add_eval_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", choices=TASK_NAMES, required=True)
     p.add_argument("--seeds", type=parse_seed_range, required=True, help="A-B inclusive")
     p.add_argument("--model", default="local")
+    p.add_argument(
+        "--tactics",
+        choices=TACTICS_NAMES,
+        default="classic",
+        help="the ring's playbook on every seed (default classic; see `fakegang env tactics`)",
+    )
     p.add_argument("--db", default="checkpoints/fakegang.sqlite")
     p.add_argument("--env-url", default=None)
     p.add_argument(

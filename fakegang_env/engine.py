@@ -14,8 +14,10 @@ from __future__ import annotations
 import random
 
 from fakegang_env import scoring
-from fakegang_env.generator import PARAMS, Network, generate_network
+from fakegang_env.generator import Network, generate_network
+from fakegang_env.playbook import evasion_params
 from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionType
+from fakegang_env.tactics import CLASSIC, MIXED, Playbook, campaign_round, resolve_playbook
 from fakegang_env.tasks import TaskSpec, get_task
 
 __all__ = ["Episode", "parse_action_type"]
@@ -34,21 +36,52 @@ def parse_action_type(action_type: str | ActionType) -> ActionType:
 
 
 class Episode:
-    """State of one episode of `(task, seed)`; `step` never raises for a well-formed action."""
+    """State of one episode of `(task, seed)` under a playbook (`tactics`, default classic);
+    `step` never raises for a well-formed action. The playbook stays hidden: it is in no
+    observation and no state, only in `self.playbook` for in-process tools (calibration)."""
 
-    def __init__(self, task: str, seed: int, episode_id: str | None = None) -> None:
-        self._setup(generate_network(task, seed), episode_id)
+    def __init__(
+        self,
+        task: str,
+        seed: int,
+        episode_id: str | None = None,
+        *,
+        tactics: str | Playbook = "classic",
+    ) -> None:
+        if isinstance(tactics, Playbook):
+            playbook = tactics
+        else:
+            get_task(task)  # an unknown task is reported before an unknown tactics name
+            playbook = resolve_playbook(task, seed, tactics)
+        self._setup(generate_network(task, seed, playbook), episode_id, playbook)
 
     @classmethod
-    def from_network(cls, network: Network, episode_id: str | None = None) -> Episode:
+    def for_round(
+        cls,
+        task: str,
+        campaign: int,
+        round: int,
+        tactics: str = MIXED,
+        episode_id: str | None = None,
+    ) -> Episode:
+        """Round `round` of campaign `campaign`: the derived seed under the regime's playbook."""
+        spec = campaign_round(task, campaign, round, tactics)
+        return cls(task, spec.seed, episode_id, tactics=spec.playbook)
+
+    @classmethod
+    def from_network(
+        cls, network: Network, episode_id: str | None = None, playbook: Playbook = CLASSIC
+    ) -> Episode:
         """An episode on a given network (hand-made ones in tests); the task comes from it."""
         ep = cls.__new__(cls)
-        ep._setup(network, episode_id)
+        ep._setup(network, episode_id, playbook)
         return ep
 
-    def _setup(self, network: Network, episode_id: str | None) -> None:
+    def _setup(self, network: Network, episode_id: str | None, playbook: Playbook) -> None:
         self.task_spec: TaskSpec = get_task(network.task)
         self.network: Network = network
+        self.playbook: Playbook = playbook
+        self._evasion = evasion_params(self.task_spec.name, playbook)
         self.episode_id = episode_id
         self.task = self.task_spec.name
         self.seed = network.seed
@@ -131,6 +164,7 @@ class Episode:
             "fn": t.get("fn"),
             "recall": t.get("recall"),
             "precision": t.get("precision"),
+            "ring_ids": sorted(self._gang) if self._done else None,
             "done": self._done,
             "reward": self._reward,
         }
@@ -327,7 +361,7 @@ class Episode:
     def _evade(self, k: int) -> None:
         """Drop intra-ring follows, shift posting hours together, rotate IPs, rename members."""
         net = self.network
-        p = PARAMS[self.task]
+        p = self._evasion
         rng = random.Random(f"{self.task}:{self.seed}:evasion:{k}")
         gang = net.gang_ids
         if not gang:

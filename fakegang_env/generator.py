@@ -28,6 +28,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
+from fakegang_env.tactics import Playbook, resolve_playbook
 from fakegang_env.tasks import UnknownTaskError, get_task
 
 __all__ = [
@@ -644,18 +645,29 @@ class _Builder:
         )
 
 
-def generate_network(task: str, seed: int) -> Network:
-    """Build the network of `(task, seed)`; a pure function (same inputs, same network)."""
+def generate_network(task: str, seed: int, playbook: Playbook | str | None = None) -> Network:
+    """Build the network of `(task, seed)` under a playbook (default classic); a pure function
+    of its inputs. `playbook` may be a `Playbook` or a tactics name (`mixed` draws per seed);
+    the playbook is applied by `fakegang_env.playbook` after the classic build."""
     spec = get_task(task)  # raises UnknownTaskError listing the valid tasks
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed}")
+    if isinstance(playbook, str):
+        playbook = resolve_playbook(spec.name, seed, playbook)  # raises, listing valid names
+    elif playbook is not None and not isinstance(playbook, Playbook):
+        raise ValueError(f"playbook must be a Playbook or a tactics name, got {playbook!r}")
     b = _Builder(spec.name, seed)
     b.make_gang(b.rng.randint(spec.gang_min, spec.gang_max))
     b.make_others(spec.n_accounts)
     b.assign_ips()
-    return b.finish(b.add_edges())
+    net = b.finish(b.add_edges())
+    if playbook is None or playbook.is_classic:
+        return net
+    from fakegang_env.playbook import apply_playbook  # it imports this module: keep it lazy
+
+    return apply_playbook(net, playbook)
 
 
 def network_to_dict(net: Network) -> dict:

@@ -108,6 +108,11 @@ class ObservationFields(BaseModel):
     fn: int | None = None
     recall: float | None = None
     precision: float | None = None
+    ring_ids: list[str] | None = Field(
+        default=None,
+        description="Debrief on the terminal observation only: the ring's account ids, sorted "
+        "(null before the episode ends)",
+    )
 
 
 class PlainObservation(ObservationFields):

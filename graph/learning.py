@@ -65,7 +65,7 @@ def learn_from_debrief(
     memory = resources.memory(ctx)
     task = get_task(state["task"])
     thread_id = state["thread_id"]
-    ring = set(getattr(obs, "ring_ids", None) or [])
+    ring = set(obs.ring_ids or [])
     status: list[str] = []
     if not ring:
         status.append("no debrief (ring_ids): weights and credit unchanged")

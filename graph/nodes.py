@@ -26,6 +26,7 @@ from fakegang.tools import llm as llm_calls
 from fakegang.tools.actions import log_form, parse_action
 from fakegang.tools.alpha import MODE_COLUMNS, arbitrate_mode
 from fakegang.tools.credit import should_ask
+from fakegang.tools.env_client import reset_options
 from fakegang.tools.memory import Trajectory, utc_now
 from fakegang.tools.rules import propose, score_observation
 from fakegang_env.tasks import get_task
@@ -98,7 +99,9 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
     """Reset the environment (episode id = thread id, so a re-run resets the same episode)."""
     task = get_task(state["task"])
     memory = resources.memory(ctx)
-    obs = resources.env_client(ctx).reset(state["task"], state["seed"], episode_id=thread_id)
+    obs = resources.env_client(ctx).reset(
+        state["task"], state.get("seed"), episode_id=thread_id, **reset_options(state)
+    )
     resources.store_observation(ctx, thread_id, obs)
     pinned = learning.pinned_at_start(ctx, memory, task.name)
     learned = [i.text for i in insights.active(memory, task.name)] if ctx.learn else []
@@ -110,13 +113,14 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
             "run_id": state.get("run_id", ""),
             "episode": state.get("episode", 0),
             "task": task.name,
-            "seed": state["seed"],
+            "seed": obs.seed,
             "status": "running",
             "started_at": utc_now(),
         }
     )
     return {
         "thread_id": thread_id,
+        "seed": obs.seed,  # a campaign round's seed is derived by the environment
         "env_episode_id": obs.episode_id or thread_id,
         "starting_ids": list(obs.visible_account_ids),
         "max_steps": task.max_steps,

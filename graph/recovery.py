@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 
 from fakegang.tools.actions import parse_action
-from fakegang.tools.env_client import EnvClient
+from fakegang.tools.env_client import EnvClient, reset_options
 from fakegang_env.schema import PlainObservation
 
 log = logging.getLogger("fakegang.recovery")
@@ -34,10 +34,15 @@ def rebuild_env_episode(
     actions: list[tuple[int, str]],
     expect_action_count: int,
     expect_step_count: int,
+    tactics: str | None = None,
+    campaign: int | None = None,
+    round: int | None = None,
 ) -> PlainObservation:
     """Reset (task, seed) as `episode_id`, replay `actions` [(idx, action)], check the counters.
 
-    `actions` must hold exactly the indexes 0..expect_action_count-1.
+    `actions` must hold exactly the indexes 0..expect_action_count-1. `tactics`, `campaign` and
+    `round` are the episode's own reset options (the same playbook and, for a campaign round,
+    the same derived seed).
     """
     indexes = [idx for idx, _ in actions]
     if indexes != list(range(expect_action_count)):
@@ -46,7 +51,9 @@ def rebuild_env_episode(
             f"cannot rebuild episode {episode_id}: the steps table should hold actions "
             f"0..{expect_action_count - 1} but it is missing {missing[:10]}"
         )
-    obs = client.reset(task, seed, episode_id=episode_id)
+    obs = client.reset(
+        task, seed, episode_id=episode_id, tactics=tactics, campaign=campaign, round=round
+    )
     for idx, action in actions:
         action_type, account_id = parse_action(action)
         obs = client.step(episode_id, action_type, account_id, idx)
@@ -82,6 +89,7 @@ def rebuild_for_state(ctx, state: dict, thread_id: str) -> PlainObservation:
         actions=[(idx, a) for idx, a in recorded if idx < k],
         expect_action_count=k,
         expect_step_count=int(state["step_count"]),
+        **reset_options(state),
     )
     log.warning(
         "environment had lost episode %s: rebuilt it from %d recorded actions", thread_id, k

@@ -11,12 +11,19 @@ from typing import Any, TypedDict
 
 
 class EpisodeInput(TypedDict, total=False):
-    """What starts an episode: task and seed, and the run and episode number it belongs to."""
+    """What starts an episode: task and seed, and the run and episode number it belongs to.
+
+    Optional: `tactics` (the ring's playbook name, classic when absent) and `campaign` + `round`
+    (a campaign round; the environment derives the seed, which then replaces `seed`).
+    """
 
     task: str
     seed: int
     run_id: str
     episode: int
+    tactics: str
+    campaign: int
+    round: int
 
 
 class EpisodeState(EpisodeInput, total=False):

@@ -71,8 +71,25 @@ class EnvClient:
     def tasks(self) -> dict:
         return self._request("GET", "/tasks")
 
-    def reset(self, task: str, seed: int, episode_id: str | None = None) -> PlainObservation:
-        body: dict[str, Any] = {"task": task, "seed": seed}
+    def reset(
+        self,
+        task: str,
+        seed: int | None,
+        episode_id: str | None = None,
+        *,
+        tactics: str | None = None,
+        campaign: int | None = None,
+        round: int | None = None,
+    ) -> PlainObservation:
+        """Start an episode. With `campaign` and `round` the server derives the seed (and the
+        hidden playbook of that round), so `seed` is not sent."""
+        body: dict[str, Any] = {"task": task}
+        if campaign is not None or round is not None:
+            body.update(campaign=campaign, round=round)
+        elif seed is not None:
+            body["seed"] = seed
+        if tactics is not None:
+            body["tactics"] = tactics
         if episode_id:
             body["episode_id"] = episode_id
         return parse_observation(self._request("POST", "/reset", json=body))
@@ -106,3 +123,8 @@ class EnvClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def reset_options(state: dict[str, Any]) -> dict[str, Any]:
+    """The optional reset keywords (`tactics`, `campaign`, `round`) an episode state carries."""
+    return {k: state[k] for k in ("tactics", "campaign", "round") if state.get(k) is not None}

@@ -12,16 +12,23 @@ from fakegang.tools.actions import parse_action
 from fakegang.tools.rules import Proposal, propose
 from fakegang_env.engine import Episode
 from fakegang_env.schema import PlainObservation
+from fakegang_env.tactics import Playbook
 from fakegang_env.tasks import get_task
 
 Hook = Callable[[Episode, PlainObservation, list[str], Proposal], None]
 
 
 def play_rules(
-    task: str, seed: int, on_step: Hook | None = None, *, early_submit: bool = True
+    task: str,
+    seed: int,
+    on_step: Hook | None = None,
+    *,
+    early_submit: bool = True,
+    tactics: str | Playbook = "classic",
 ) -> dict:
-    """Play one episode; `on_step` sees every decision (used to collect training data)."""
-    episode = Episode(task, seed)
+    """Play one episode; `on_step` sees every decision (used to collect training data).
+    `tactics` is the ring's playbook (a name or a `Playbook`), as `Episode` takes it."""
+    episode = Episode(task, seed, tactics=tactics)
     obs = PlainObservation(**episode.observation())
     starting = list(obs.visible_account_ids)
     flags: list[tuple[float, float, bool]] = []  # (confidence, raw evidence score, truly gang)

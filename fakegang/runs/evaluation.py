@@ -157,6 +157,7 @@ def evaluate(
     progress: bool = False,
     deadline: float | None = None,
     on_row: Callable[[dict], None] | None = None,
+    tactics: str = "classic",
 ) -> dict:
     """Play `seeds` of `task` with the memory in `db` read-only; returns the summary + rows.
 
@@ -202,7 +203,13 @@ def evaluate(
                 app = builder.compile(checkpointer=InMemorySaver(), name="fakegang_episode")
                 try:
                     thread_id = run_episode(
-                        app, ctx, run_id=run_id, episode=i + 1, task=task, seed=seed
+                        app,
+                        ctx,
+                        run_id=run_id,
+                        episode=i + 1,
+                        task=task,
+                        seed=seed,
+                        tactics=tactics,
                     )
                     state = app.get_state({"configurable": {"thread_id": thread_id}}).values
                     row = episode_row(state, task=task, model=model, seed=seed, index=i + 1)
@@ -235,6 +242,7 @@ def evaluate(
         tmp.replace(path)
     summary = summarize(task, model, done)
     summary["concurrency"] = concurrency
+    summary["tactics"] = tactics
     summary["results"] = done
     return summary
 

@@ -33,6 +33,7 @@ from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
 from fakegang.runs.runs import outcome_of
 from fakegang.tools.actions import format_action, parse_action
+from fakegang.tools.env_client import reset_options
 from fakegang.tools.memory import utc_now
 
 
@@ -166,6 +167,7 @@ def fork_episode(
             actions=recorded,
             expect_action_count=at,
             expect_step_count=int(state["step_count"]),
+            **reset_options(state),
         )
         why = illegal_reason(obs, *parse_action(new_action))
         if why:

@@ -69,6 +69,7 @@ class TrainOptions:
     model: str = "local"
     db: str = "checkpoints/fakegang.sqlite"
     seed_offset: int = 0
+    tactics: str = "classic"  # the ring's playbook for every episode (`--tactics`)
     llm_timeout_s: float = 30.0
     bedrock_model_id: str | None = None
     bedrock_region: str | None = None
@@ -256,12 +257,15 @@ def run_episode(
     seed: int,
     resume: bool = False,
     pause: PauseControl | None = None,
+    tactics: str = "classic",
 ) -> str:
     """Play one episode through the graph (or finish it from its last checkpoint when `resume`);
     returns its thread id. With an active `pause`, stops at its interrupts (RunPaused on `q`)."""
     thread_id = episode_thread_id(run_id, episode)
     config = episode_config(thread_id, task)
     inp = None if resume else {"task": task, "seed": seed, "run_id": run_id, "episode": episode}
+    if inp is not None and tactics != "classic":
+        inp["tactics"] = tactics
     if pause is not None and pause.active:
         invoke_with_pauses(app, ctx, config, inp, pause)
     else:
@@ -319,6 +323,7 @@ def play_schedule(
                 seed=seed,
                 resume=progress != "new",
                 pause=pause,
+                tactics=opts.tactics,
             )
             row = memory.episode(thread_id)
             write_metrics(memory, run_id, log_dir)

@@ -34,6 +34,7 @@ from fakegang_env.server.fakegang_environment import ENV_NAME, ENV_VERSION, Fake
 from fakegang_env.server.routes import register_http_routes
 from fakegang_env.server.serve_args import add_serve_arguments
 from fakegang_env.server.sessions import DEFAULT_MAX_EPISODES, DEFAULT_TTL_S, EpisodeRegistry
+from fakegang_env.tactics import Playbook
 
 DEFAULT_MAX_WS_SESSIONS = 64
 _STATELESS_STOCK_ROUTES = frozenset({"/reset", "/step", "/state"})
@@ -69,8 +70,8 @@ class ServerSettings:
         )
 
 
-def _episode_factory(task: str, seed: int, episode_id: str) -> Episode:
-    return Episode(task, seed, episode_id=episode_id)
+def _episode_factory(task: str, seed: int, episode_id: str, playbook: Playbook) -> Episode:
+    return Episode(task, seed, episode_id=episode_id, tactics=playbook)
 
 
 def build_app(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionFields, ActionType
+from fakegang_env.tactics import GENERATION_NOTES, GENERATIONS, MIXED
 from fakegang_env.tasks import TASKS
 
 _ACTION_RULES: dict[ActionType, str] = {
@@ -51,6 +52,7 @@ def tasks_catalog() -> dict[str, Any]:
             }
             for kind in ActionType
         ],
+        "tactics": tactics_catalog(),
         "action_schema": ActionFields.model_json_schema(),
         "terminal_reward": "+1.0*TP - 0.5*FP - 0.3*FN; win +5.0 (+3.0 more if every member is "
         "found); recall met but precision not +2.0; +1.0 if submitted with at least half the "
@@ -58,10 +60,25 @@ def tasks_catalog() -> dict[str, Any]:
         "grader": "win: 0.55 + 0.20*recall + 0.15*precision + 0.10*steps_remaining/max_steps; "
         "otherwise 0.30*recall + 0.10*precision",
         "http": {
-            "reset": 'POST /reset {"task", "seed"?, "episode_id"?}',
+            "reset": 'POST /reset {"task", "seed"?, "episode_id"?, "tactics"?, '
+            '"campaign"? + "round"? (instead of seed)}',
             "step": 'POST /step {"action": {"action_type", "account_id"?}, "episode_id"?, '
             '"action_index"?}',
             "state": "GET /state?episode_id=...",
             "grader": "GET /grader?episode_id=...",
         },
     }
+
+
+def tactics_catalog() -> list[dict[str, Any]]:
+    """The generations (with their public channel strengths) and `mixed`, one line each.
+
+    A named generation's strengths are public (the client picked it); what stays hidden is
+    which playbook a campaign round or a `mixed` seed plays.
+    """
+    rows: list[dict[str, Any]] = [
+        {"name": name, "description": GENERATION_NOTES[name], "channels": dict(pb.channels)}
+        for name, pb in GENERATIONS.items()
+    ]
+    rows.append({"name": MIXED, "description": GENERATION_NOTES[MIXED], "channels": None})
+    return rows

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
-from fakegang_env.server.requests import ResetParams, random_seed
+from fakegang_env.server.requests import ResetConflict, ResetParams
 
 ENV_NAME = "fakegang_env"
 ENV_VERSION = "0.1.0"
@@ -53,7 +53,8 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
         **kwargs: Any,
     ) -> FakeGangObservation:
         """Start a new episode. Bad arguments raise `ValueError` with a readable message
-        (over `/ws` OpenEnv turns it into an error frame; the session stays usable)."""
+        (over `/ws` OpenEnv turns it into an error frame; the session stays usable).
+        Takes the same options as HTTP `/reset`: `tactics`, `campaign` and `round` too."""
         raw: dict[str, Any] = dict(kwargs)
         if seed is not None:
             raw["seed"] = seed
@@ -63,12 +64,16 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
             raw["task"] = task
         try:
             params = ResetParams.model_validate(raw)
+            seed, playbook = params.episode_spec()
         except ValidationError as exc:
             raise ValueError(f"invalid reset arguments: {_readable(exc)}") from None
+        except ResetConflict as exc:
+            raise ValueError(f"invalid reset arguments: {exc}") from None
         self._episode = Episode(
             params.task,
-            params.seed if params.seed is not None else random_seed(),
+            seed,
             episode_id=params.episode_id or str(uuid.uuid4()),
+            tactics=playbook,
         )
         return FakeGangObservation.model_validate(self._episode.observation())
 

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import re
 import secrets
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from fakegang_env.schema import ActionFields
+from fakegang_env.tactics import (
+    GENERATION_NOTES,
+    TACTICS_NAMES,
+    Playbook,
+    campaign_round,
+    resolve_playbook,
+)
 from fakegang_env.tasks import TASK_NAMES, get_task
 
 DEFAULT_TASK = "easy"
@@ -28,6 +36,14 @@ def random_seed() -> int:
     return secrets.randbelow(2**31)
 
 
+#: The tactics names as an enum, so the OpenAPI schema (and Schemathesis) carries the valid values.
+TacticsName = StrEnum("TacticsName", {name: name for name in TACTICS_NAMES})
+
+
+class ResetConflict(ValueError):
+    """Reset options that are valid one by one but not together (HTTP 400)."""
+
+
 class ResetParams(BaseModel):
     """`POST /reset` body (flat, as in OpenEnv) and the WebSocket reset keyword arguments."""
 
@@ -41,6 +57,44 @@ class ResetParams(BaseModel):
         default=None,
         description=f"Your id for the episode ({EPISODE_ID_RULE}); a uuid4 when absent",
     )
+    tactics: TacticsName = Field(
+        default=TacticsName("classic"),
+        description="The ring operator's playbook: "
+        + "; ".join(f"{name} = {note}" for name, note in GENERATION_NOTES.items()),
+    )
+    campaign: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_SEED,
+        description="Campaign seed: with `round`, the network seed and the (hidden) playbook of "
+        "that round are derived; `seed` must then be absent",
+    )
+    round: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_SEED,
+        description="0-based round of `campaign` (required with campaign, forbidden without)",
+    )
+
+    def episode_spec(self) -> tuple[int, Playbook]:
+        """(network seed, playbook) of this reset; a random seed when none is given.
+
+        Raises `ResetConflict` for options that contradict each other.
+        """
+        if self.campaign is None and self.round is None:
+            seed = self.seed if self.seed is not None else random_seed()
+            return seed, resolve_playbook(self.task, seed, self.tactics.value)
+        if self.campaign is None:
+            raise ResetConflict("round needs campaign: send both (or neither)")
+        if self.round is None:
+            raise ResetConflict("campaign needs round: send both (or neither)")
+        if self.seed is not None:
+            raise ResetConflict(
+                "seed cannot be combined with campaign: a campaign round derives its own seed "
+                "(send either seed, or campaign and round)"
+            )
+        spec = campaign_round(self.task, self.campaign, self.round, self.tactics.value)
+        return spec.seed, spec.playbook
 
     @field_validator("task")
     @classmethod

@@ -29,7 +29,7 @@ from openenv.core.env_server.types import ResetResponse, StepResponse
 
 from fakegang_env.server.catalog import tasks_catalog
 from fakegang_env.server.errors import ApiError
-from fakegang_env.server.requests import ResetParams, StepBody, random_seed
+from fakegang_env.server.requests import ResetConflict, ResetParams, StepBody
 from fakegang_env.server.sessions import (
     ActionIndexConflict,
     EpisodeNotFoundError,
@@ -37,6 +37,7 @@ from fakegang_env.server.sessions import (
     HeldEpisode,
     RegistryFullError,
 )
+from fakegang_env.tactics import Playbook
 
 try:
     import orjson
@@ -50,7 +51,8 @@ except ImportError:  # pragma: no cover - orjson ships with openenv's gradio dep
         return json.dumps(obj, separators=(",", ":")).encode()
 
 
-EpisodeFactory = Callable[[str, int, str], Any]
+#: (task, seed, episode_id, playbook) -> an engine Episode
+EpisodeFactory = Callable[[str, int, str, Playbook], Any]
 _LIFTED = ("done", "reward")
 _JSON = "application/json"
 
@@ -102,18 +104,27 @@ def register_http_routes(
                 "model": ResetResponse,
                 "description": "First observation; observation.episode_id addresses the episode",
             },
-            422: _error_doc("Unknown task, negative seed, bad episode_id, wrong types"),
+            400: _error_doc("Conflicting options: seed with campaign, round without campaign"),
+            422: _error_doc(
+                "Unknown task or tactics (the valid values are listed), negative seed, "
+                "campaign or round, bad episode_id, wrong types"
+            ),
             503: _error_doc("Every slot holds an unfinished episode"),
         },
     )
     def reset(params: ResetParams = Body(default_factory=ResetParams)) -> Response:  # noqa: B008
         """Start (or restart) an episode. Without `episode_id` a uuid4 is generated and the
-        episode becomes the default one used by requests that name no episode."""
+        episode becomes the default one used by requests that name no episode. `tactics`
+        picks the ring's playbook; `campaign` + `round` derive the seed and the playbook of a
+        campaign round (the playbook is never revealed)."""
+        try:
+            seed, playbook = params.episode_spec()
+        except ResetConflict as exc:
+            raise ApiError(400, "conflicting_options", str(exc)) from None
         episode_id = params.episode_id or str(uuid.uuid4())
-        seed = params.seed if params.seed is not None else random_seed()
         try:
             registry.ensure_room(episode_id)
-            episode = episode_factory(params.task, seed, episode_id)
+            episode = episode_factory(params.task, seed, episode_id, playbook)
             held = registry.put(episode_id, episode, make_default=params.episode_id is None)
         except RegistryFullError as exc:
             raise ApiError(
