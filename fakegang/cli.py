@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     from fakegang.cli_report import add_report_commands
 
     add_report_commands(sub)
+    from fakegang.cli_campaign import add_campaign_commands
+
+    add_campaign_commands(sub)
     return parser
 
 
