@@ -14,6 +14,7 @@ re-run of `reflect` after a kill rewrites the same rows.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from fakegang_env.schema import PlainObservation
 MAX_EXPERIENCE_EPISODES = 12
 MAX_VERSIONS_PER_TASK = 2000
 #: Frontier rows per episode (visible accounts scored from who points at them), sampled by id.
-FRONTIER_ROWS = 60
+FRONTIER_ROWS = 120
 SHIPPED_VERSION = 0
 
 
@@ -66,6 +67,7 @@ def ensure_tables(memory: Memory) -> None:
                 "account_id": str,
                 "features": str,
                 "label": int,
+                "weight": float,
                 "created_at": str,
             },
             pk=("thread_id", "kind", "account_id"),
@@ -96,32 +98,47 @@ def labelled_rows(
 ) -> list[dict[str, Any]]:
     """Evidence vectors of the episode's terminal observation, labelled by the debrief.
 
-    Profile rows: every inspected account. Frontier rows: up to FRONTIER_ROWS visible accounts
-    (inspected ones too: who pointed at a member is what the exploration model must learn),
-    chosen by sorted id so that the sample is deterministic.
+    Profile rows: every inspected account, twice, as the engine meets it during an episode:
+    before any flag (no core: how the first member is recognised) and against the core of the
+    inspected members the debrief confirms (how the rest are). Features against the agent's own
+    final flags would teach a lost episode's mistakes. Frontier rows: up to FRONTIER_ROWS visible
+    accounts (all members first: the frontier is mostly innocents), scored from who points at
+    them around the confirmed core; sorted by id so the sample is deterministic.
     """
-    view = CaseView.build(obs, starting_ids)
-    likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}
+    inspected = sorted(p.account_id for p in obs.visible_accounts)
+    confirmed = [a for a in inspected if a in ring]
+    no_core = CaseView.build(obs.model_copy(update={"flagged_ids": []}), starting_ids)
+    core = CaseView.build(obs.model_copy(update={"flagged_ids": confirmed}), starting_ids)
     rows = [
-        {"kind": "profile", "account_id": a, "features": profile_features(view, a)}
-        for a in sorted(view.profiles)
+        {"kind": "profile0", "account_id": a, "features": profile_features(no_core, a)}
+        for a in inspected
     ]
+    rows += [
+        {"kind": "profile", "account_id": a, "features": profile_features(core, a)}
+        for a in inspected
+    ]
+    likelihood = {a: logistic(weights["profile"], profile_features(core, a)) for a in inspected}
     visible = sorted(obs.visible_account_ids)
     members = [x for x in visible if x in ring]
-    others = [x for x in visible if x not in ring]
-    # all members, then innocents up to the cap: the frontier is mostly innocents, and a sample
-    # without the members would teach the model nothing about where they hide
-    sample = members[:FRONTIER_ROWS] + others[: max(0, FRONTIER_ROWS - len(members))]
+    others = sorted(
+        (x for x in visible if x not in ring),
+        key=lambda x: hashlib.sha256(x.encode()).hexdigest(),
+    )
+    kept = others[: max(0, FRONTIER_ROWS - len(members))]
+    # innocents are subsampled: weight them back up so the base rate stays the true one
+    other_weight = len(others) / len(kept) if kept else 1.0
     rows += [
         {
             "kind": "frontier",
             "account_id": x,
-            "features": frontier_features(view, x, likelihood),
+            "features": frontier_features(core, x, likelihood),
+            "weight": 1.0 if x in ring else other_weight,
         }
-        for x in sorted(sample)
+        for x in sorted(members + kept)
     ]
     for r in rows:
         r["label"] = int(r["account_id"] in ring)
+        r.setdefault("weight", 1.0)
     return rows
 
 
@@ -139,6 +156,7 @@ def store_experience(memory: Memory, task: str, thread_id: str, rows: list[dict]
             "account_id": r["account_id"],
             "features": json.dumps(r["features"], sort_keys=True),
             "label": r["label"],
+            "weight": r["weight"],
             "created_at": now,
         }
         for r in rows
@@ -171,12 +189,16 @@ def experience_rows(memory: Memory, task: str, kind: str) -> list[tuple[dict, in
     age = {t: len(threads) - 1 - i for i, t in enumerate(threads)}
     out = []
     for r in memory.db.query(
-        "select thread_id, features, label from experience where task = ? and kind = ? "
+        "select thread_id, features, label, weight from experience where task = ? and kind = ? "
         "order by rowid",
         [task, kind],
     ):
         out.append(
-            (json.loads(r["features"]), int(r["label"]), refit.recency_weight(age[r["thread_id"]]))
+            (
+                json.loads(r["features"]),
+                int(r["label"]),
+                float(r["weight"]) * refit.recency_weight(age[r["thread_id"]]),
+            )
         )
     return out
 
@@ -252,7 +274,9 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
     if existing is not None:
         return existing
     shipped = load_weights()
-    prof_rows = experience_rows(memory, task, "profile")
+    prof_rows = experience_rows(memory, task, "profile") + experience_rows(
+        memory, task, "profile0"
+    )
     front_rows = experience_rows(memory, task, "frontier")
     profile = refit.fit_map(shipped["profile"], prof_rows, refit.PRIOR_STRENGTH["profile"])
     frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 #: Prior precision: how many "rows' worth" of belief the shipped weights carry per feature.
-PRIOR_STRENGTH = {"profile": 4.0, "frontier": 4.0}
+PRIOR_STRENGTH = {"profile": 1.0, "frontier": 10.0}
 #: Recency: a row from `h` episodes ago counts HALF_LIFE-halved (h = 0 for the last episode).
 HALF_LIFE_EPISODES = 1.5
 NEWTON_STEPS = 25
@@ -45,7 +45,6 @@ def fit_map(
     y = np.array([float(label) for _, label, _ in rows])
     sw = np.array([float(weight) for _, _, weight in rows])
     reg = np.full(len(w0), strength)
-    reg[0] = strength * 0.25  # the base rate is the first thing a new regime changes
     w = w0.copy()
     for _ in range(NEWTON_STEPS):
         z = np.clip(x @ w, -30.0, 30.0)
