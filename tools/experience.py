@@ -274,12 +274,16 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
     if existing is not None:
         return existing
     shipped = load_weights()
-    prof_rows = experience_rows(memory, task, "profile") + experience_rows(
-        memory, task, "profile0"
-    )
+    prof_rows = experience_rows(memory, task, "profile") + experience_rows(memory, task, "profile0")
     front_rows = experience_rows(memory, task, "frontier")
-    profile = refit.fit_map(shipped["profile"], prof_rows, refit.PRIOR_STRENGTH["profile"])
-    frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
+    core_rows = experience_rows(memory, task, "profile")
+    if refit.mean_log_loss(shipped["profile"], core_rows) < refit.SHIFT_LOSS:
+        # drift check: the shipped weights still explain the recent debriefs, keep them (a refit
+        # on a few episodes of an unchanged ring only adds noise: measured on classic campaigns)
+        profile, frontier = dict(shipped["profile"]), dict(shipped["frontier"])
+    else:
+        profile = refit.fit_map(shipped["profile"], prof_rows, refit.PRIOR_STRENGTH["profile"])
+        frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
     n_episodes = len(experience_threads(memory, task))
     if memory.read_only:
         return WeightsVersion(-1, task, profile, frontier, thread_id, len(prof_rows), n_episodes)
