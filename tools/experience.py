@@ -274,9 +274,9 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
     if existing is not None:
         return existing
     shipped = load_weights()
-    prof_rows = experience_rows(memory, task, "profile") + experience_rows(memory, task, "profile0")
-    front_rows = experience_rows(memory, task, "frontier")
     core_rows = experience_rows(memory, task, "profile")
+    prof_rows = core_rows + experience_rows(memory, task, "profile0")
+    front_rows = experience_rows(memory, task, "frontier")
     if refit.mean_log_loss(shipped["profile"], core_rows) < refit.SHIFT_LOSS:
         # drift check: the shipped weights still explain the recent debriefs, keep them (a refit
         # on a few episodes of an unchanged ring only adds noise: measured on classic campaigns)

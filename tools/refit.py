@@ -14,7 +14,6 @@ thousand rows converge in a handful of Newton steps, deterministically, in milli
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -37,13 +36,14 @@ def mean_log_loss(weights: dict[str, float], rows: Sequence[tuple[dict, int, flo
     """Weighted mean log-loss of a logistic model on (features, label, weight) rows (0 if none)."""
     if not rows:
         return 0.0
-    total = norm = 0.0
-    for feats, label, weight in rows:
-        z = weights.get("bias", 0.0) + sum(weights.get(k, 0.0) * v for k, v in feats.items())
-        p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-        total += -weight * math.log(max(1e-12, p if label else 1.0 - p))
-        norm += weight
-    return total / norm
+    names = sorted(k for k in weights if k != "bias")
+    w = np.array([weights.get("bias", 0.0)] + [weights[n] for n in names])
+    x = np.array([[1.0] + [float(f.get(n, 0.0)) for n in names] for f, _, _ in rows])
+    y = np.array([float(label) for _, label, _ in rows])
+    sw = np.array([float(weight) for _, _, weight in rows])
+    p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -30.0, 30.0)))
+    loss = -(y * np.log(np.maximum(p, 1e-12)) + (1 - y) * np.log(np.maximum(1 - p, 1e-12)))
+    return float((sw * loss).sum() / sw.sum())
 
 
 def recency_weight(age_episodes: int) -> float:
