@@ -598,10 +598,13 @@ def bench_campaigns(quick: bool) -> dict:
     from fakegang.tools import experience
     from fakegang.tools.memory import Memory
 
-    campaigns, rounds = ([0], 4) if quick else ([0, 1, 2, 3, 4], 10)
+    campaigns, rounds = ([0], 3) if quick else ([0, 1, 2, 3, 4], 10)
+    settings = [("medium", "aged_accounts")]
+    if not quick:
+        settings += [("medium", "mixed"), ("hard", "mixed")]
     out: dict[str, Any] = {"campaigns": campaigns, "rounds": rounds}
     with tempfile.TemporaryDirectory() as tmp:
-        for task, tactics in (("medium", "mixed"), ("medium", "aged_accounts"), ("hard", "mixed")):
+        for task, tactics in settings:
             results = [
                 cc.campaign(task, tactics, c, rounds, mode, tmp)
                 for c in campaigns
@@ -621,7 +624,7 @@ def bench_campaigns(quick: bool) -> dict:
         obs, starting = cc.play(ep, None)
         rows = experience.labelled_rows(obs, starting, set(obs.ring_ids), experience.load_weights())
         times = []
-        for i in range(experience.MAX_EXPERIENCE_EPISODES):
+        for i in range(3 if quick else experience.MAX_EXPERIENCE_EPISODES):
             experience.store_experience(memory, "hard", f"t{i}", rows)
             t0 = time.perf_counter()
             experience.refit_task(memory, "hard", f"t{i}")

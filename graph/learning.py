@@ -29,6 +29,11 @@ ALPHA_RULES = ("credit", "seed")
 
 def pinned_at_start(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
     """State fields fixed for the whole episode (see the module docstring)."""
+    with memory._lock:  # sqlite-utils queries share one connection across eval threads
+        return _pinned(ctx, memory, task)
+
+
+def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
     version = experience.latest_version(memory, task).version if ctx.refit else 0
     credit = credit_store.task_credit(memory, task)
     if ctx.alpha_rule == "seed":
@@ -37,7 +42,9 @@ def pinned_at_start(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
         gain, rate = 1.0, 0.0  # the seed asks whenever the rule is below α, never to explore
     else:
         alpha = credit_rules.credit_alpha(task, credit)
-        gain, rate = credit_rules.expected_gain(credit), credit_rules.explore_rate(credit)
+        gain = credit_rules.expected_gain(credit)
+        # exploring only pays when the answer is judged: never in evaluation (memory read-only)
+        rate = credit_rules.explore_rate(credit) if ctx.learn else 0.0
     return {
         "weights_version": version,
         "alpha": alpha,

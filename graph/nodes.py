@@ -104,7 +104,8 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
     )
     resources.store_observation(ctx, thread_id, obs)
     pinned = learning.pinned_at_start(ctx, memory, task.name)
-    learned = [i.text for i in insights.active(memory, task.name)] if ctx.learn else []
+    with memory._lock:  # one connection shared by `eval --concurrency` threads
+        learned = [i.text for i in insights.active(memory, task.name)] if ctx.learn else []
     lessons = memory.reflections(task.name, n=ctx.k_reflections)
     best = memory.best_trajectory(task.name)
     memory.upsert_episode(

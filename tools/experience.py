@@ -231,7 +231,8 @@ def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersio
     if hit is not None:
         return hit
     ensure_tables(memory)
-    rows = list(memory.db.query("select * from weight_versions where version = ?", [version]))
+    with memory._lock:
+        rows = list(memory.db.query("select * from weight_versions where version = ?", [version]))
     if not rows:
         raise WeightsVersionError(
             f"weights version {version} is not in {memory.path} (pruned or from another "
