@@ -174,7 +174,9 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         state["alpha"],
         state.get("llm_gain", 1.0),
         state.get("explore_rate", 0.0),
-        thread_id,
+        # keyed by what the episode is, not its thread id: a resumed or replayed run (new ids)
+        # explores on the same steps
+        f"{state['task']}:{state.get('seed')}:{state.get('episode', 0)}",
         state["action_count"],
     )
     if not ask:

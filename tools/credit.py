@@ -125,7 +125,7 @@ def explore_rate(credit: Credit) -> float:
 
 
 def should_ask(
-    rule_confidence: float, alpha: float, gain: float, rate: float, thread_id: str, index: int
+    rule_confidence: float, alpha: float, gain: float, rate: float, episode_key: str, index: int
 ) -> tuple[bool, str]:
     """Whether to call the LLM at this step, and why (deterministic per thread and step).
 
@@ -135,7 +135,7 @@ def should_ask(
     """
     if rule_confidence < alpha and gain > ASK_MARGIN:
         return True, f"rule confidence {rule_confidence:.2f} < α {alpha:.2f}, gain {gain:+.2f}"
-    digest = hashlib.sha256(f"explore\x00{thread_id}\x00{index}".encode()).digest()
+    digest = hashlib.sha256(f"explore\x00{episode_key}\x00{index}".encode()).digest()
     u = int.from_bytes(digest[:8], "big") / 2**64
     if u < rate:
         return True, f"exploration call ({rate:.0%} of steps; judged after the debrief)"
