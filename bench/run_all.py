@@ -749,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
             f"\nCampaigns (bench/campaign_curves.py, {len(camp['campaigns'])} campaign(s) x "
             f"{camp['rounds']} rounds, --model fake policy):\n"
             + "\n".join(lines)
-            + f"\n  refit with a full experience table: {camp['refit_s_full_table']:.2f} s\n"
+            + f"\n  refit with a full experience table: {camp['refit_s_full_table']:.2f} s"
         )
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -57,6 +57,7 @@ def test_llm_decide_is_skipped_when_the_rule_is_sure(ctx) -> None:
     broken = Context(env_url=ctx.env_url, db_path=ctx.db_path, model="nosuchprovider:x")
     state["rule"] = {"action": "submit", "confidence": 0.9, "reason": "r"}
     state["choices"] = ["submit"]
+    state["explore_rate"] = 0.0  # no exploration budget: only the α gate decides
     out = call(nodes.llm_decide, state, broken, thread_id)
     assert out["llm"]["status"] == "skipped"
 
