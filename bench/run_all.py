@@ -298,6 +298,55 @@ def bench_tactics(args: argparse.Namespace) -> dict:
 
 
 # ---------------------------------------------------------------------------------- main
+def bench_campaigns(quick: bool) -> dict:
+    """Learning curves, static vs learning (bench/campaign_curves.py, --model fake policy), and
+    the refit time with a full experience table."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("campaign_curves", BENCH / "campaign_curves.py")
+    cc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cc)
+    from fakegang.runs.campaign import summarise
+    from fakegang.tools import experience
+    from fakegang.tools.memory import Memory
+
+    campaigns, rounds = ([0], 3) if quick else ([0, 1, 2, 3, 4], 10)
+    settings = [("medium", "aged_accounts")]
+    if not quick:
+        settings += [("medium", "mixed"), ("hard", "mixed")]
+    out: dict[str, Any] = {"campaigns": campaigns, "rounds": rounds}
+    with tempfile.TemporaryDirectory() as tmp:
+        for task, tactics in settings:
+            results = [
+                cc.campaign(task, tactics, c, rounds, mode, tmp)
+                for c in campaigns
+                for mode in ("static", "learning")
+            ]
+            s = summarise(
+                results,
+                task=task,
+                tactics=tactics,
+                campaigns=campaigns,
+                rounds=rounds,
+                model="fake",
+            )
+            out[f"{task}/{tactics}"] = {"auc": s["auc"], "since_switch": s["since_switch"]}
+        memory = Memory(Path(tmp) / "refit.sqlite")
+        ep = cc.Episode("hard", 5, tactics="aged_accounts")
+        obs, starting = cc.play(ep, None)
+        rows = experience.labelled_rows(obs, starting, set(obs.ring_ids), experience.load_weights())
+        times = []
+        for i in range(3 if quick else experience.MAX_EXPERIENCE_EPISODES):
+            experience.store_experience(memory, "hard", f"t{i}", rows)
+            t0 = time.perf_counter()
+            experience.refit_task(memory, "hard", f"t{i}")
+            times.append(time.perf_counter() - t0)
+        memory.close()
+    out["refit_s_full_table"] = round(times[-1], 3)
+    out["refit_s_max"] = round(max(times), 3)
+    return out
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="few seeds, for a fast smoke run")
@@ -392,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         if r.get("training", {}).get("_db"):
             dbs.append(r["training"]["_db"])
         section("calibration", r, lambda: flag_calibration(dbs))
+        section("campaigns", r, lambda: bench_campaigns(args.quick))
         if isinstance(r.get("calibration"), dict) and "error" not in r["calibration"]:
             r["calibration"]["sources"] = [
                 "--model fake learning runs on seeds 2000+",
@@ -411,6 +461,20 @@ def main(argv: list[str] | None = None) -> int:
             part.pop("_db", None)
     r.pop("calibration_run", None)
     r["table"] = table(r)
+    camp = r.get("campaigns") or {}
+    if "error" not in camp and camp:
+        lines = [
+            f"  {k}: AUC static {v['auc'].get('static', 0):.2f} → learning "
+            f"{v['auc'].get('learning', 0):.2f}"
+            for k, v in camp.items()
+            if isinstance(v, dict) and "auc" in v
+        ]
+        r["table"] += (
+            f"\nCampaigns (bench/campaign_curves.py, {len(camp['campaigns'])} campaign(s) x "
+            f"{camp['rounds']} rounds, --model fake policy):\n"
+            + "\n".join(lines)
+            + f"\n  refit with a full experience table: {camp['refit_s_full_table']:.2f} s"
+        )
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-quick" if args.quick else ""

@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     from fakegang.cli_db import add_db_commands
 
     add_db_commands(sub)
+
+    from fakegang.cli_campaign import add_campaign_commands
+
+    add_campaign_commands(sub)
     return parser
 
 

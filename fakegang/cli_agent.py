@@ -44,6 +44,12 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         default="classic",
         help="the ring's playbook in every episode (default classic; see `fakegang env tactics`)",
     )
+    p.add_argument(
+        "--alpha",
+        choices=("credit", "seed"),
+        default="credit",
+        help="α rule: credit (counterfactual credit, default) or seed (the seed's formula)",
+    )
     p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
     p.add_argument(
         "--bedrock-model",
@@ -100,6 +106,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         db=args.db,
         seed_offset=args.seed_offset,
         tactics=args.tactics,
+        alpha_rule=args.alpha,
         llm_timeout_s=args.llm_timeout,
         bedrock_model_id=args.bedrock_model,
         bedrock_region=args.bedrock_region,

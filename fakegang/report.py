@@ -48,6 +48,9 @@ def build_report(
         title = f"Episode {number} ({why}) — {row['task']} seed {row['seed']}"
         draw_episode(rep, out / png, title)
         drawn.append({"row": row, "why": why, "replay": rep, "png": png})
+    from fakegang.report_learning import learning_section
+
+    learned = learning_section(data.db_path, data.rows, out)
     index = out / "index.html"
-    index.write_text(render(data, charts, drawn), encoding="utf-8")
+    index.write_text(render(data, charts, drawn, learned), encoding="utf-8")
     return index

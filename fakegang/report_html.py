@@ -147,7 +147,9 @@ def _episode_section(ep: dict) -> str:
     return f'{head}<img src="{png}" alt="episode {row["episode"]} network">{timeline}'
 
 
-def render(data: RunData, charts: list[tuple[str, str]], episodes: list[dict]) -> str:
+def render(
+    data: RunData, charts: list[tuple[str, str]], episodes: list[dict], learned: str = ""
+) -> str:
     """The page: summary, learning curves, phase table, chosen episodes, all episodes."""
     from fakegang.report_data import phases
 
@@ -164,7 +166,7 @@ def render(data: RunData, charts: list[tuple[str, str]], episodes: list[dict]) -
         f"<body><h1>fakegang training report — {html.escape(data.run_id)}</h1>"
         f"<p class='small'>generated {generated}; the model label `fake` is the deterministic "
         f"stand-in, not an LLM.</p>{notes}{_summary(data)}"
-        f"<h2>Learning curves</h2>{imgs}"
+        f"<h2>Learning curves</h2>{imgs}{learned}"
         f"<h2>Curriculum phases</h2>"
         f"{_table(phases(data.rows), PHASE_KEYS, 'phase', {'task'})}"
         f"<h2>Episodes in pictures</h2><p class='small'>Top: the accounts the agent saw (big = "

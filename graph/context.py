@@ -48,6 +48,16 @@ class Context:
             "observations): evaluation shards, merged into the main database afterwards."
         },
     )
+    refit: bool = field(
+        default=True,
+        metadata={"description": "Refit the rule weights from debriefs (False: shipped weights)."},
+    )
+    alpha_rule: str = field(
+        default="credit",
+        metadata={
+            "description": "α rule: credit (counterfactual credit) | seed (win-rate formula)."
+        },
+    )
     bedrock_model_id: str = field(
         default=DEFAULT_BEDROCK_MODEL,
         metadata={"description": "Bedrock model id.", "env": BEDROCK_MODEL_ENV},

@@ -17,14 +17,15 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from fakegang.graph import resources
+from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
 from fakegang.graph.state import EpisodeState
+from fakegang.tools import insights, prompting
 from fakegang.tools import llm as llm_calls
-from fakegang.tools import prompting
 from fakegang.tools.actions import log_form, parse_action
-from fakegang.tools.alpha import ALPHA_FLOOR, MODE_COLUMNS, arbitrate_mode, compute_alpha
+from fakegang.tools.alpha import MODE_COLUMNS, arbitrate_mode
+from fakegang.tools.credit import should_ask
 from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.episode_row import RESULT_KEYS
 from fakegang.tools.memory import Trajectory, utc_now
@@ -49,7 +50,8 @@ def _scores(state: EpisodeState, ctx: Context, thread_id: str):
     if hit is not None:
         return hit
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
-    scores = score_observation(obs, state["starting_ids"])
+    weights = learning.episode_weights(ctx, state["task"], state.get("weights_version"))
+    scores = score_observation(obs, state["starting_ids"], weights)
     resources.STEP_CACHE.put(thread_id, state["action_count"], "scores", scores)
     return scores
 
@@ -89,7 +91,9 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
         state["task"], state.get("seed"), episode_id=thread_id, **reset_options(state)
     )
     resources.store_observation(ctx, thread_id, obs)
-    alpha = memory.alpha(task.name)
+    pinned = learning.pinned_at_start(ctx, memory, task.name)
+    with memory._lock:  # one connection shared by `eval --concurrency` threads
+        learned = [i.text for i in insights.active(memory, task.name)] if ctx.learn else []
     lessons = memory.reflections(task.name, n=ctx.k_reflections)
     best = memory.best_trajectory(task.name)
     memory.upsert_episode(
@@ -110,7 +114,8 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
         "starting_ids": list(obs.visible_account_ids),
         "max_steps": task.max_steps,
         "max_actions": task.max_steps * ACTIONS_PER_STEP_BUDGET,
-        "alpha": alpha if alpha is not None else ALPHA_FLOOR,
+        **pinned,  # weights_version, alpha, llm_gain, explore_rate: fixed for the episode
+        "insights": learned,
         "lesson_ids": [r.id for r in lessons],
         "few_shot_thread": best.thread_id if best else None,
         "action_count": obs.action_count,
@@ -147,18 +152,23 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
 
 # ------------------------------------------------------------------------------------- llm_decide
 def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
-    """Ask the chat model only when the rule is unsure (confidence below α)."""
+    """Ask the chat model only while it can pay: the rule is unsure (confidence below α) and the
+    LLM's credit says its answers beat the rule's, or on the small exploration share of steps."""
     ctx = runtime.context
     rule = state["rule"]
-    alpha = state["alpha"]
-    if rule["confidence"] >= alpha:
-        return {
-            "llm": {
-                "status": "skipped",
-                "reason": f"rule confidence {rule['confidence']:.2f} ≥ α {alpha:.2f}",
-            }
-        }
     thread_id = thread_id_of(config)
+    ask, why = should_ask(
+        rule["confidence"],
+        state["alpha"],
+        state.get("llm_gain", 1.0),
+        state.get("explore_rate", 0.0),
+        # keyed by what the episode is, not its thread id: a resumed or replayed run (new ids)
+        # explores on the same steps
+        f"{state['task']}:{state.get('seed')}:{state.get('episode', 0)}",
+        state["action_count"],
+    )
+    if not ask:
+        return {"llm": {"status": "skipped", "reason": why}}
     memory = resources.memory(ctx)
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
     likelihood, frontier = _scores(state, ctx, thread_id)
@@ -166,7 +176,9 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
     best = memory.best_trajectory(state["task"])
     few_shot = best if best and best.thread_id == state.get("few_shot_thread") else None
     case = prompting.render_case(obs, likelihood, frontier)
-    system, user = prompting.decision_messages(lessons, few_shot, case, state["choices"])
+    system, user = prompting.decision_messages(
+        lessons, few_shot, case, state["choices"], state.get("insights", [])
+    )
     try:
         model = resources.chat_model(ctx)
     except Exception as exc:  # a model that cannot be built must not end the episode
@@ -329,6 +341,10 @@ def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConf
     learn_status = "evaluation: nothing learned"
     if ctx.learn:
         learn_status = _learn(ctx, state, row, action_log, won, reward, obs.grader_score or 0.0)
+        learned = learning.learn_from_debrief(
+            ctx, {**state, "thread_id": thread_id}, obs, steps, won=won
+        )
+        learn_status = "; ".join([learn_status, *learned])
         memory.upsert_episode({"thread_id": thread_id, "learn_status": learn_status})
     result = {k: row[k] for k in RESULT_KEYS}
     result.update(final_message=obs.message, learn_status=learn_status)
@@ -369,11 +385,6 @@ def _learn(
                 task=task.name, thread_id=thread_id, text=text, won=won, reward=reward
             )
             status.append(f"{kind} reflection ({source}): {stored}")
-    n_refl = memory.reflection_count(task.name)
-    wr = memory.recent_win_rate(task.name)
-    alpha = compute_alpha(task.name, wr, n_refl)
-    memory.save_alpha(task.name, alpha, wr, n_refl)
-    status.append(f"α→{alpha:.2f}")
     return "; ".join(status)
 
 

@@ -57,6 +57,10 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     starting_ids: list[str]
     max_steps: int
     max_actions: int
+    weights_version: int  # rule weights pinned at the start (0: shipped; tools/experience.py)
+    llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
+    explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
+    insights: list[str]  # the task's active insights at the start, as put in the prompt
     lesson_ids: list[int]
     few_shot_thread: str | None
     action_count: int

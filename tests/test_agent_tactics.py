@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fakegang.cli import build_parser
-from fakegang.graph.evaluation import evaluate
 from fakegang.graph.recovery import rebuild_env_episode
+from fakegang.runs.evaluation import evaluate
 from fakegang.tools.env_client import EnvClient, reset_options
 from fakegang.tools.rule_player import play_rules
 from fakegang_env.engine import Episode

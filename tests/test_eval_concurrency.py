@@ -49,6 +49,15 @@ def overlapping(rows: list[dict]) -> int:
 def test_episodes_in_two_worker_processes_equal_sequential(trained_db, env_url, tmp_path):
     seq_out, con_out = tmp_path / "seq.jsonl", tmp_path / "con.jsonl"
     kw = dict(task="easy", seeds=SEEDS, model="fake", db=trained_db, env_url=env_url)
+    # a memory in which the LLM has earned trust, so that evaluation asks it (α from credit)
+    from fakegang.tools import credit_store
+    from fakegang.tools.credit import Credit
+    from fakegang.tools.memory import Memory
+
+    credit_store.record(
+        Memory(trained_db), "easy", "trusted", Credit(60, 0, 0), llm_calls=60, actions=60,
+        alpha=0.5,
+    )  # fmt: skip
     seq = evaluate(**kw, out=seq_out)
     con = evaluate(**kw, out=con_out, concurrency=2)
     assert seq["episodes"] == con["episodes"] == len(SEEDS)

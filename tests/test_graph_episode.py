@@ -42,12 +42,14 @@ def test_one_episode_end_to_end(env_url, tmp_path) -> None:
     assert state["done"] is True
     assert result["final_message"].startswith(("[WIN]", "[LOSS]"))
     assert 0.0 <= result["grader_score"] <= 1.0
-    # α at its floor on a fresh memory: the rules decide every step, the LLM is never asked
+    # α at its floor on a fresh memory: the rules decide every step; the LLM is asked only on
+    # the exploration share of steps (its answers are judged after the debrief, never acted on)
     assert state["alpha"] == pytest.approx(0.20)
-    assert state["tally"]["llm_calls"] == 0
-    # the reducer added one decision per action, all of them the rule's
+    # the reducer added one decision per action, all of them the rule's (fake never earns credit)
     assert state["tally"]["rule_override"] + state["tally"]["agree"] == state["action_count"]
-    assert state["tally"]["llm"] == state["tally"]["llm_tokens"] == 0
+    assert state["tally"]["llm"] == 0
+    # exploration calls only: a bounded share of the actions
+    assert state["tally"]["llm_calls"] <= 0.2 * state["action_count"]
 
     mem = Memory(db)
     row = mem.episode(thread_id)
@@ -90,7 +92,10 @@ def test_broken_llm_never_ends_the_episode(
     db = tmp_path / "agent.sqlite"
     mem = Memory(db)
     mem.save_alpha("easy", 0.5, 0.5, 4)  # trust the LLM enough that it is asked
-    ctx = Context(env_url=env_url, db_path=str(db), model="fake", llm_timeout_s=0.5, llm_retries=0)
+    ctx = Context(
+        env_url=env_url, db_path=str(db), model="fake", llm_timeout_s=0.5, llm_retries=0,
+        alpha_rule="seed",
+    )  # fmt: skip
     resources.install_model(ctx, model)
     thread_id, state = play(compile_with_sqlite(db), ctx, seed=1)
 

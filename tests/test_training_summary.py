@@ -77,7 +77,7 @@ def test_summary_of_a_real_training_run(env_url, tmp_path) -> None:
     Memory(db).save_alpha("easy", 0.99, 1.0, 0)  # trust the LLM so it is asked at most steps
     opts = TrainOptions(
         env_url=env_url, task="easy", episodes=2, model="fake", db=str(db),
-        log_dir=str(tmp_path / "runs"),
+        log_dir=str(tmp_path / "runs"), alpha_rule="seed",
     )  # fmt: skip
     run = train(opts, out=io.StringIO())
 

@@ -63,6 +63,8 @@ def describe_model(settings: ModelSettings) -> str:
     spec = settings.spec.strip()
     if spec == "fake":
         return FAKE_LABEL
+    if spec.startswith("expert:"):
+        return f"{spec} (simulated expert reading the embedded env's truth; a test double)"
     if spec == "local":
         return "local SmolLM2-135M-Instruct Q4_1 (llama.cpp in-process, JSON-schema constrained)"
     if spec == "bedrock":
@@ -80,6 +82,13 @@ def make_chat_model(settings: ModelSettings) -> BaseChatModel:
         from fakegang.tools.fake_llm import FakeChatModel
 
         return FakeChatModel(seed=settings.seed)
+    if spec.startswith("expert:"):
+        from fakegang.tools.expert_llm import ExpertChatModel, parse_expert_spec
+
+        try:
+            return ExpertChatModel(p=parse_expert_spec(spec), seed=settings.seed)
+        except ValueError as exc:
+            raise ModelConfigError(str(exc)) from exc
     if spec == "local":
         return _make_local(settings)
     if spec == "bedrock":

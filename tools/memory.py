@@ -64,6 +64,18 @@ class Trajectory:
     final_message: str
 
 
+class _LockedDatabase(sqlite_utils.Database):
+    """sqlite-utils wraps each `query` in a named SAVEPOINT; threads sharing the connection
+    (`eval --concurrency`) interleave them ("no such savepoint"). Queries run under the memory's
+    lock and are read to the end before it is released."""
+
+    lock: threading.RLock
+
+    def query(self, sql: str, params: Any = None) -> Any:
+        with self.lock:
+            return iter(list(super().query(sql, params)))
+
+
 class Memory:
     """The agent's memory tables. Safe to share between threads of one process."""
 
@@ -74,8 +86,9 @@ class Memory:
         conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process, no fsync
-        self.db = sqlite_utils.Database(conn)
         self._lock = threading.RLock()
+        self.db = _LockedDatabase(conn)
+        self.db.lock = self._lock
         self._ensure_schema()
 
     # ------------------------------------------------------------------ schema

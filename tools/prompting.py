@@ -33,6 +33,15 @@ def render_lessons(reflections: Sequence[Reflection]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def render_insights(insights: Sequence[str]) -> str:
+    """The task's active insights (tools/insights.py), most important first."""
+    if not insights:
+        return ""
+    lines = ["WHAT THIS OPERATOR DOES (learned from past debriefs)"]
+    lines += [f"- {text}" for text in insights]
+    return "\n".join(lines) + "\n\n"
+
+
 def render_few_shot(traj: Trajectory | None) -> str:
     if traj is None:
         return ""
@@ -91,9 +100,10 @@ def decision_messages(
     few_shot: Trajectory | None,
     case: str,
     choices: Sequence[str],
+    insights: Sequence[str] = (),
 ) -> tuple[str, str]:
     user = load_prompt("decide_user").format(
-        lessons=render_lessons(reflections),
+        lessons=render_insights(insights) + render_lessons(reflections),
         few_shot=render_few_shot(few_shot),
         case=case,
         choices=" | ".join(choices),

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from fakegang.tools.actions import format_action
 from fakegang.tools.evidence import CaseView, frontier_features, profile_features
@@ -79,9 +80,14 @@ def logistic(weights: dict[str, float], feats: dict[str, float]) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def score_case(view: CaseView) -> tuple[dict[str, float], dict[str, float]]:
-    """P(gang) for inspected accounts and for the uninspected frontier."""
-    weights = load_weights()
+def score_case(
+    view: CaseView, weights: dict[str, Any] | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """P(gang) for inspected accounts and for the uninspected frontier.
+
+    `weights` (profile/frontier) are the refit ones pinned by the episode (tools/experience.py);
+    None means the shipped weights."""
+    weights = weights or load_weights()
     likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}
     frontier = {}
     baseline: float | None = None  # accounts nobody known points at share one score
@@ -98,9 +104,9 @@ def score_case(view: CaseView) -> tuple[dict[str, float], dict[str, float]]:
 
 
 def score_observation(
-    obs: PlainObservation, starting_ids: list[str]
+    obs: PlainObservation, starting_ids: list[str], weights: dict[str, Any] | None = None
 ) -> tuple[dict[str, float], dict[str, float]]:
-    return score_case(CaseView.build(obs, starting_ids))
+    return score_case(CaseView.build(obs, starting_ids), weights)
 
 
 def propose(

@@ -48,6 +48,7 @@ class TrainOptions:
     db: str = DEFAULT_DB_PATH
     seed_offset: int = 0
     tactics: str = "classic"  # the ring's playbook for every episode (`--tactics`)
+    alpha_rule: str = "credit"  # `--alpha`: credit | seed
     llm_timeout_s: float = 30.0
     bedrock_model_id: str | None = None
     bedrock_region: str | None = None
@@ -71,6 +72,7 @@ def context_for(opts: TrainOptions, env_url: str) -> Context:
         llm_timeout_s=opts.llm_timeout_s,
         bedrock_model_id=opts.bedrock_model_id or Context.bedrock_model_id,
         bedrock_region=opts.bedrock_region,
+        alpha_rule=opts.alpha_rule,
     )
 
 

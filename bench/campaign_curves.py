@@ -1,0 +1,114 @@
+"""Learning curves of the rule engine with and without refit, in-process (no server, no graph).
+
+Why in-process: `fakegang campaign --compare` plays every round through the graph and the HTTP
+server (about 5-7 s per hard episode here), so 20 campaigns x 10 rounds x 2 modes x 2 tasks
+would take hours on this 2-core machine. With `--model fake` the credit rule keeps α at its floor
+(0.20) and the rule's confidence never drops below 0.30, so the agent's actions are exactly the
+rule engine's: this script plays that same policy (`propose` with the pinned weights) and learns
+with the same code (`tools/experience.py`: labelled rows, MAP refit, versions) after each round.
+LLM call shares are not measured here (use `fakegang campaign`).
+
+    python bench/campaign_curves.py --task hard --tactics mixed --campaigns 0-19 --rounds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from fakegang.cli_agent import parse_seed_range
+from fakegang.runs.campaign import summarise
+from fakegang.tools import experience
+from fakegang.tools.actions import parse_action
+from fakegang.tools.memory import Memory
+from fakegang.tools.rules import Proposal, propose, score_observation
+from fakegang_env.engine import Episode
+from fakegang_env.schema import PlainObservation
+from fakegang_env.tactics import campaign_schedule
+from fakegang_env.tasks import get_task
+
+
+def play(ep: Episode, weights: dict | None) -> tuple[PlainObservation, list[str]]:
+    """One episode with the graph's action cap (3 actions per budget step)."""
+    obs = PlainObservation(**ep.observation())
+    starting = list(obs.visible_account_ids)
+    cap = get_task(ep.task).max_steps * 3
+    n = 0
+    while not obs.done:
+        if n < cap:
+            proposal = propose(obs, starting, score_observation(obs, starting, weights))
+        else:
+            proposal = Proposal("submit", 1.0, "cap")
+        kind, account = parse_action(proposal.action)
+        obs = PlainObservation(**ep.step(kind, account))
+        n += 1
+    return obs, starting
+
+
+def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: str) -> dict:
+    memory = Memory(Path(db_dir) / f"{mode}-{c}.sqlite")
+    weights = None
+    out = {"task": task, "tactics": tactics, "campaign": c, "mode": mode, "rounds": []}
+    for spec in campaign_schedule(task, c, rounds, tactics):
+        ep = Episode.for_round(task, c, spec.round, tactics)
+        obs, starting = play(ep, weights)
+        out["rounds"].append(
+            {
+                "round": spec.round,
+                "regime": spec.regime,
+                "won": obs.message.startswith("[WIN]"),
+                "grader_score": obs.grader_score or 0.0,
+                "actions": obs.action_count,
+                "llm_calls": 0,
+            }
+        )
+        if mode == "learning":
+            ring = set(obs.ring_ids or [])
+            rows = experience.labelled_rows(
+                obs, starting, ring, weights or experience.load_weights()
+            )
+            thread = f"c{c}-r{spec.round}"
+            experience.store_experience(memory, task, thread, rows)
+            weights = experience.refit_task(memory, task, thread).as_rule_weights()
+    memory.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="hard")
+    parser.add_argument("--tactics", default="mixed")
+    parser.add_argument("--campaigns", type=parse_seed_range, default=[0, 1, 2, 3])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--out", help="write the summary JSON here")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in args.campaigns:
+            for mode in ("static", "learning"):
+                results.append(campaign(args.task, args.tactics, c, args.rounds, mode, tmp))
+            wins = {
+                r["mode"]: "".join("W" if x["won"] else "." for x in r["rounds"])
+                for r in results[-2:]
+            }
+            print(f"campaign {c}: {wins}", flush=True)
+    summary = summarise(
+        results,
+        task=args.task,
+        tactics=args.tactics,
+        campaigns=list(args.campaigns),
+        rounds=args.rounds,
+        model="rules (fake)",
+    )
+    summary["seconds"] = round(time.perf_counter() - t0, 1)
+    print(json.dumps(summary))
+    if args.out:
+        Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,283 @@
+"""`fakegang campaign`: play campaigns round by round and measure the learning curve.
+
+The unit of work is `play_campaign(...)`: one campaign (task, tactics, campaign seed, rounds) in
+one mode, with plain picklable arguments and a plain dict result, so a caller can ship it to a
+worker process (or a Ray task) unchanged. Modes:
+- `static`: the agent with learning off (shipped weights, memory read-only: nothing is learned);
+- `learning`: the agent learning from every debrief (refit, credit α, insights);
+- `oracle`: the environment's oracle policy (knows the ring), the ceiling.
+The agent modes play through the real graph against an environment server (the embedded one
+unless `env_url` is given), each campaign in its own fresh database (or a copy of `from_db`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fakegang.graph import resources
+from fakegang.graph.context import Context
+from fakegang.graph.graph import compile_with_sqlite
+from fakegang.runs.runner import environment, episode_config
+from fakegang_env.engine import Episode
+from fakegang_env.policies import make_policy
+from fakegang_env.tactics import campaign_schedule
+
+MODES = ("static", "learning", "oracle")
+CAMPAIGN_NAMESPACE = uuid.UUID("0b6f3c1e-7d7e-4f55-9d43-52a1c3e0a6b1")
+
+Progress = Callable[[str], None]
+
+
+def round_thread_id(task: str, tactics: str, campaign: int, k: int, mode: str, tag: str) -> str:
+    return str(uuid.uuid5(CAMPAIGN_NAMESPACE, f"{tag}:{task}:{tactics}:{campaign}:{k}:{mode}"))
+
+
+def _oracle_round(task: str, campaign: int, k: int, tactics: str) -> dict[str, Any]:
+    ep = Episode.for_round(task, campaign, k, tactics)
+    policy = make_policy("oracle", network=ep.network)
+    obs = ep.observation()
+    for _ in range(20 * ep.task_spec.max_steps + 200):
+        if ep.done:
+            break
+        obs = ep.step(*policy.act(obs))
+    if not ep.done:
+        ep.step("submit", None)
+    g = ep.grader()
+    return {"won": bool(g["won"]), "grader_score": g["score"], "actions": ep.action_count,
+            "llm_calls": 0, "alpha": None}
+
+
+def play_campaign(
+    task: str,
+    tactics: str,
+    campaign: int,
+    rounds: int,
+    model: str,
+    mode: str,
+    db_path: str | None = None,
+    *,
+    env_url: str | None = None,
+    from_db: str | None = None,
+    alpha_rule: str = "credit",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Play one campaign in one mode; returns {task, tactics, campaign, mode, model, rounds:[...]}
+    with per round: round, regime, seed, won, grader_score, actions, llm_calls, alpha."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    schedule = campaign_schedule(task, campaign, rounds, tactics)
+    out: dict[str, Any] = {
+        "task": task,
+        "tactics": tactics,
+        "campaign": campaign,
+        "mode": mode,
+        "model": model,
+        "rounds": [],
+    }
+    if mode == "oracle":
+        for spec in schedule:
+            row = _oracle_round(task, campaign, spec.round, tactics)
+            out["rounds"].append({"round": spec.round, "regime": spec.regime, **row})
+        return out
+    tmp_dir = None
+    if db_path is None:
+        tmp_dir = tempfile.mkdtemp(prefix="fakegang-campaign-")
+        db_path = str(Path(tmp_dir) / f"{mode}-{campaign}.sqlite")
+    if from_db:
+        shutil.copyfile(from_db, db_path)
+    tag = uuid.uuid4().hex[:8]  # a database reused across invocations never mixes threads
+    try:
+        with environment(env_url) as url:
+            ctx = Context(
+                env_url=url,
+                db_path=db_path,
+                model=model,
+                learn=mode == "learning",
+                refit=mode == "learning",
+                alpha_rule=alpha_rule,
+            )
+            app = compile_with_sqlite(db_path)
+            try:
+                for spec in schedule:
+                    thread_id = round_thread_id(task, tactics, campaign, spec.round, mode, tag)
+                    inp = {
+                        "task": task,
+                        "tactics": tactics,
+                        "campaign": campaign,
+                        "round": spec.round,
+                        "run_id": f"campaign-{tag}",
+                        "episode": spec.round + 1,
+                    }
+                    final = app.invoke(
+                        inp, episode_config(thread_id, task), context=ctx, durability="exit"
+                    )
+                    result, tally = final["result"], final["tally"]
+                    row = {
+                        "round": spec.round,
+                        "regime": spec.regime,
+                        "won": bool(result["won"]),
+                        "grader_score": float(result["grader_score"] or 0.0),
+                        "actions": int(final["action_count"]),
+                        "llm_calls": int(tally["llm_calls"]),
+                        "alpha": final["alpha"],
+                        "weights_version": final.get("weights_version", 0),
+                    }
+                    out["rounds"].append(row)
+                    if progress:
+                        progress(
+                            f"{mode:8s} campaign {campaign} round {spec.round + 1}/{rounds} "
+                            f"regime {spec.regime}: {'WIN ' if row['won'] else 'LOSS'} "
+                            f"grader={row['grader_score']:.2f} α={row['alpha']:.2f} "
+                            f"llm={row['llm_calls']}/{row['actions']}"
+                        )
+            finally:
+                conn = getattr(app.checkpointer, "conn", None)
+                if conn is not None:
+                    conn.close()
+                resources.reset_all()
+    finally:
+        if tmp_dir:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+    return out
+
+
+def summarise(results: list[dict[str, Any]], *, task: str, tactics: str, campaigns: list[int],
+              rounds: int, model: str) -> dict[str, Any]:
+    """The campaign JSON: curves, grader, auc, since_switch and llm_call_share per mode."""
+    modes = [m for m in MODES if any(r["mode"] == m for r in results)]
+    curves: dict[str, list[float]] = {}
+    grader: dict[str, list[float]] = {}
+    auc: dict[str, float] = {}
+    since: dict[str, list[float]] = {}
+    share: dict[str, float] = {}
+    for m in modes:
+        runs = [r for r in results if r["mode"] == m]
+        per_round = [[r["rounds"][k] for r in runs] for k in range(rounds)]
+        curves[m] = [round(sum(x["won"] for x in rs) / len(rs), 4) for rs in per_round]
+        grader[m] = [round(sum(x["grader_score"] for x in rs) / len(rs), 4) for rs in per_round]
+        auc[m] = round(sum(curves[m]) / rounds, 4)
+        buckets: dict[int, list[bool]] = {}
+        for r in runs:
+            start = 0
+            for k, row in enumerate(r["rounds"]):
+                if k > 0 and row["regime"] != r["rounds"][k - 1]["regime"]:
+                    start = k
+                buckets.setdefault(k - start, []).append(row["won"])
+        since[m] = [round(sum(v) / len(v), 4) for _, v in sorted(buckets.items())]
+        actions = sum(x["actions"] for r in runs for x in r["rounds"])
+        calls = sum(x["llm_calls"] for r in runs for x in r["rounds"])
+        share[m] = round(calls / actions, 4) if actions else 0.0
+    return {
+        "task": task,
+        "tactics": tactics,
+        "campaigns": campaigns,
+        "rounds": rounds,
+        "model": model,
+        "curves": curves,
+        "grader": grader,
+        "auc": auc,
+        "since_switch": since,
+        "llm_call_share": share,
+    }
+
+
+def switch_rounds(task: str, tactics: str, campaigns: list[int], rounds: int) -> dict[int, float]:
+    """Round -> share of campaigns whose regime switches at that round (for the plot)."""
+    counts: dict[int, int] = {}
+    for c in campaigns:
+        sched = campaign_schedule(task, c, rounds, tactics)
+        for k in range(1, rounds):
+            if sched[k].regime != sched[k - 1].regime:
+                counts[k] = counts.get(k, 0) + 1
+    return {k: v / len(campaigns) for k, v in counts.items()}
+
+
+def write_outputs(summary: dict[str, Any], out_dir: str) -> tuple[Path, Path]:
+    """campaign.json and campaign.png (win rate per round, switches as dashed lines)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = out / "campaign.json"
+    json_path.write_text(json.dumps(summary, indent=1) + "\n")
+    fig, ax = plt.subplots(figsize=(8, 5))
+    x = list(range(1, summary["rounds"] + 1))
+    styles = {"static": "tab:gray", "learning": "tab:blue", "oracle": "tab:green"}
+    dashes = {"static": "--", "learning": "-", "oracle": ":"}
+    for m, curve in summary["curves"].items():  # static dashed: visible under an equal curve
+        ax.plot(
+            x,
+            curve,
+            marker="o",
+            linestyle=dashes.get(m, "-"),
+            color=styles.get(m),
+            label=f"{m} (AUC {summary['auc'][m]:.2f})",
+        )
+    ax.set_xticks(x)
+    switches = switch_rounds(
+        summary["task"], summary["tactics"], summary["campaigns"], summary["rounds"]
+    )
+    for k, frac in sorted(switches.items()):
+        ax.axvline(k + 0.5, color="tab:red", linestyle="--", alpha=0.2 + 0.8 * frac)
+    if switches:
+        ax.plot([], [], color="tab:red", linestyle="--", label="regime switch (darker: more campaigns)")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("round")
+    ax.set_ylabel("win rate")
+    n = len(summary["campaigns"])
+    ax.set_title(
+        f"{summary['task']} / {summary['tactics']}: {n} campaign(s), model {summary['model']}"
+    )
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize=8)
+    ax.grid(alpha=0.3)
+    png_path = out / "campaign.png"
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return json_path, png_path
+
+
+def run_campaigns(
+    *,
+    task: str,
+    tactics: str,
+    campaigns: list[int],
+    rounds: int,
+    model: str,
+    compare: bool,
+    db: str | None = None,
+    from_db: str | None = None,
+    env_url: str | None = None,
+    alpha_rule: str = "credit",
+    err=sys.stderr,
+) -> dict[str, Any]:
+    """Every campaign in every requested mode (one embedded server for all), then the summary."""
+    modes = list(MODES) if compare else ["learning"]
+    results = []
+    done, total = 0, len(modes) * len(campaigns)
+    with environment(env_url) as url:
+        for c in campaigns:
+            for m in modes:
+                db_path = None
+                if db and m != "oracle":
+                    db_path = str(Path(db).with_suffix("")) + f"-{m}-c{c}.sqlite"
+                results.append(
+                    play_campaign(
+                        task, tactics, c, rounds, model, m, db_path,
+                        env_url=url, from_db=from_db, alpha_rule=alpha_rule,
+                        progress=lambda line: print(f"  [{done + 1}/{total}] {line}", file=err),
+                    )
+                )
+                done += 1
+    return summarise(results, task=task, tactics=tactics, campaigns=campaigns, rounds=rounds,
+                     model=model)

@@ -1,0 +1,223 @@
+"""Learning that pays: refit, versions, bounded tables, credit, insights, expert (unit level)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fakegang.tools import credit, credit_store, experience, insights, refit
+from fakegang.tools.alpha import ALPHA_CAPS, ALPHA_FLOOR
+from fakegang.tools.expert_llm import expert_choice, oracle_choice, parse_expert_spec
+from fakegang.tools.memory import Memory
+from fakegang.tools.rule_player import play_rules
+from fakegang_env.engine import Episode
+from fakegang_env.schema import PlainObservation
+
+
+@pytest.fixture
+def memory(tmp_path):
+    m = Memory(tmp_path / "m.sqlite")
+    yield m
+    m.close()
+
+
+def _finished(task: str, seed: int, tactics: str = "classic") -> tuple[PlainObservation, list]:
+    """A rules-only episode's terminal observation (with its debrief) and starting ids."""
+    ep = Episode(task, seed, tactics=tactics)
+    starting = list(ep.observation()["visible_account_ids"])
+    from fakegang.tools.actions import parse_action
+    from fakegang.tools.rules import propose
+
+    obs = PlainObservation(**ep.observation())
+    while not obs.done:
+        kind, account = parse_action(propose(obs, starting).action)
+        obs = PlainObservation(**ep.step(kind, account))
+    return obs, starting
+
+
+# ------------------------------------------------------------------------------------- refit
+def test_refit_without_rows_is_the_prior_and_is_deterministic():
+    prior = {"bias": -1.0, "a": 2.0, "b": 0.5}
+    assert refit.fit_map(prior, [], 1.0) == prior
+    rows = [({"a": 1.0, "b": float(i % 3)}, i % 2, 1.0) for i in range(200)]
+    first, second = refit.fit_map(prior, rows, 1.0), refit.fit_map(prior, rows, 1.0)
+    assert first == second
+    assert first != prior
+
+
+def test_refit_moves_a_little_with_little_data_and_more_with_more():
+    prior = {"bias": 0.0, "ip": 3.0}
+
+    # the evidence says `ip` carries nothing: members and innocents share IPs alike
+    def rows(n):
+        return [({"ip": 1.0}, i % 2, 1.0) for i in range(n)]
+
+    little = refit.fit_map(prior, rows(4), 4.0)["ip"]
+    lots = refit.fit_map(prior, rows(400), 4.0)["ip"]
+    assert 3.0 > little > lots
+    assert lots < 1.0
+
+
+def test_refit_from_real_debriefs_is_fast_and_versioned(memory):
+    obs, starting = _finished("medium", 3, "aged_accounts")
+    ring = set(obs.ring_ids)
+    rows = experience.labelled_rows(obs, starting, ring, experience.load_weights())
+    assert {r["kind"] for r in rows} == {"profile", "profile0", "frontier"}
+    assert sum(r["label"] for r in rows if r["kind"] == "profile") == len(
+        ring & {p.account_id for p in obs.visible_accounts}
+    )
+    experience.store_experience(memory, "medium", "t1", rows)
+    t0 = time.perf_counter()
+    v1 = experience.refit_task(memory, "medium", "t1")
+    assert time.perf_counter() - t0 < 1.0  # the bench measures it; this only catches a blow-up
+    assert v1.version >= 1 and v1.thread_id == "t1"
+    assert experience.refit_task(memory, "medium", "t1") == v1  # re-run of reflect: same row
+    assert experience.latest_version(memory, "medium") == v1
+    assert experience.get_version(memory, "medium", v1.version).profile == v1.profile
+    assert (
+        experience.get_version(memory, "medium", 0).profile == experience.load_weights()["profile"]
+    )
+    # a second database refitting the same debrief gets the same weights (deterministic)
+    other = Memory(memory.path.with_name("other.sqlite"))
+    experience.store_experience(other, "medium", "t1", rows)
+    assert experience.refit_task(other, "medium", "t1").profile == v1.profile
+    other.close()
+
+
+def test_a_pruned_or_unknown_version_is_refused_clearly(memory):
+    with pytest.raises(experience.WeightsVersionError, match="cannot be reproduced"):
+        experience.get_version(memory, "hard", 12345)
+
+
+def test_experience_and_versions_stay_bounded(memory, monkeypatch):
+    monkeypatch.setattr(experience, "MAX_VERSIONS_PER_TASK", 5)
+    obs, starting = _finished("easy", 1)
+    rows = experience.labelled_rows(obs, starting, set(obs.ring_ids), experience.load_weights())
+    n = experience.MAX_EXPERIENCE_EPISODES + 4
+    for i in range(n):
+        experience.store_experience(memory, "easy", f"t{i}", rows)
+        experience.refit_task(memory, "easy", f"t{i}")
+    threads = experience.experience_threads(memory, "easy")
+    assert threads == [f"t{i}" for i in range(4, n)]
+    assert len(experience.version_history(memory, "easy")) == 5
+
+
+# ------------------------------------------------------------------------------------ credit
+def _step(action, rule, llm, status="ok"):
+    return {"action": action, "rule_action": rule, "llm_action": llm, "llm_status": status}
+
+
+def test_credit_counts_only_disagreements_the_debrief_judges():
+    ring = {"u_m1", "u_m2"}
+    steps = [
+        _step("flag u_m1", "flag u_m1", "flag u_m1"),  # agreement: nothing
+        _step("inspect u_x", "inspect u_x", "inspect u_m2"),  # LLM better (member)
+        _step("flag u_m2", "flag u_m2", "flag u_x"),  # LLM worse (innocent)
+        _step("inspect u_y", "inspect u_y", "inspect u_z"),  # both innocents: tie
+        _step("inspect u_q", "inspect u_q", None, "skipped"),  # not asked
+        _step("submit", "submit", "inspect u_x"),  # flags complete: submit was right
+    ]
+    got = credit.judge_steps(steps, ring, win_recall=0.9)
+    assert (got.better, got.worse, got.ties) == (1, 2, 1)
+
+
+def test_premature_submit_loses_to_a_flag_of_a_member():
+    steps = [_step("submit", "submit", "flag u_m2")]
+    assert credit.judge_steps(steps, {"u_m1", "u_m2"}, 0.8).better == 1
+
+
+def test_alpha_from_credit_floor_prior_and_cap():
+    assert credit.credit_alpha("hard", credit.Credit()) == ALPHA_FLOOR  # prior mean 1/3
+    assert credit.credit_alpha("hard", credit.Credit(better=2, worse=40)) == ALPHA_FLOOR
+    assert credit.credit_alpha("hard", credit.Credit(better=400, worse=0)) == pytest.approx(
+        ALPHA_CAPS["hard"], abs=0.01
+    )
+    mid = credit.credit_alpha("medium", credit.Credit(better=30, worse=10))
+    assert ALPHA_FLOOR < mid < ALPHA_CAPS["medium"]
+    assert credit.expected_gain(credit.Credit()) < 0
+
+
+def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
+    ask, why = credit.should_ask(0.1, 0.8, -0.3, 0.0, "t", 0)
+    assert not ask and "not worth" in why
+    assert credit.should_ask(0.1, 0.8, 0.5, 0.0, "t", 0)[0]
+    assert not credit.should_ask(0.9, 0.8, 0.5, 0.0, "t", 0)[0]
+    asked = sum(credit.should_ask(0.9, 0.2, -1, 0.08, "thread", i)[0] for i in range(2000))
+    assert 0.05 < asked / 2000 < 0.11  # the exploration share, deterministic per step
+
+
+def test_credit_table_is_a_bounded_window(memory, monkeypatch):
+    monkeypatch.setattr(credit_store, "CREDIT_WINDOW", 3)
+    for i in range(5):
+        credit_store.record(
+            memory, "easy", f"t{i}", credit.Credit(1, i, 0), llm_calls=1, actions=9, alpha=0.2
+        )
+    credit_store.record(  # a re-run of reflect overwrites its row
+        memory, "easy", "t4", credit.Credit(1, 4, 0), llm_calls=1, actions=9, alpha=0.2
+    )
+    assert len(credit_store.history(memory, "easy")) == 3
+    assert credit_store.task_credit(memory, "easy") == credit.Credit(3, 2 + 3 + 4, 0)
+
+
+# ---------------------------------------------------------------------------------- insights
+def test_insights_add_upvote_downvote_retire_and_stay_bounded(memory):
+    shipped = experience.load_weights()
+    weaker_ip = {
+        "profile": {**shipped["profile"], "log_shared_ip": 0.1, "core_ip": 0.0},
+        "frontier": {**shipped["frontier"], "ip_suspect": 0.0},
+    }
+    claims = insights.weight_claims(shipped, weaker_ip)
+    assert set(claims) == {"ip:weaker"} and "does not share proxies" in claims["ip:weaker"]
+    assert insights.update(memory, "hard", "t1", claims)["added"] == 1
+    assert insights.update(memory, "hard", "t1", claims) == {  # a re-run does not vote twice
+        "added": 0,
+        "upvoted": 0,
+        "downvoted": 0,
+        "retired": 0,
+    }
+    assert insights.update(memory, "hard", "t2", claims)["upvoted"] == 1
+    assert insights.active(memory, "hard")[0].importance == 3
+    for i in range(3):
+        insights.update(memory, "hard", f"d{i}", {})
+    assert insights.active(memory, "hard") == []
+    assert insights.all_insights(memory, "hard")[0].status == "retired"
+    many = {f"k{i}": f"claim {i}" for i in range(insights.MAX_ACTIVE + 5)}
+    insights.update(memory, "hard", "t3", many)
+    assert len(insights.active(memory, "hard", n=100)) == insights.MAX_ACTIVE
+
+
+# ------------------------------------------------------------------------------------ expert
+def test_expert_spec_is_checked():
+    assert parse_expert_spec("expert:0.9") == 0.9
+    for bad in ("expert:", "expert:1.5", "expert:x"):
+        with pytest.raises(ValueError, match=r"P in \[0, 1\]"):
+            parse_expert_spec(bad)
+
+
+def test_expert_at_p1_is_the_oracle_and_at_p0_ignores_the_truth():
+    ep = Episode("medium", 2)
+    starting = list(ep.observation()["visible_account_ids"])
+    ring = set(ep.network.gang_ids)
+    members = [a for a in starting if a in ring]
+    innocents = [a for a in ep.network.accounts if a not in ring][:3]
+    choices = [f"inspect {a}" for a in innocents] + [f"inspect {members[0]}", "submit"]
+    assert oracle_choice(ep, choices) == f"inspect {members[0]}"
+    prompts = [f"case {i}" for i in range(200)]
+    p1 = {expert_choice(1.0, 0, p, choices, ep) for p in prompts}
+    assert p1 == {f"inspect {members[0]}"}
+    p0 = [expert_choice(0.0, 0, p, choices, ep) for p in prompts]
+    assert set(p0) == set(choices)  # uniform over the menu, truth unused
+    assert p0 == [expert_choice(0.0, 0, p, choices, ep) for p in prompts]  # deterministic
+
+
+def test_expert_without_the_embedded_server_fails_clearly():
+    from fakegang.tools.expert_llm import ExpertUnavailable, embedded_episode
+
+    with pytest.raises(ExpertUnavailable, match="embedded"):
+        embedded_episode("no-such-episode")
+
+
+def test_rules_alone_still_play_classic_unchanged():
+    # the shipped weights stay the default: a refit never leaks into a plain rules run
+    assert play_rules("easy", 0)["won"]

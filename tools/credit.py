@@ -1,0 +1,144 @@
+"""α earned by counterfactual credit: trust the LLM only where it beat the rule.
+
+Why not the seed's formula: it grows α with the task's win rate, which the *rules* earn, so the
+weakest model gets the most calls. Learning-to-defer (Madras 2018; Mozannar & Sontag 2020) credits
+the expert only on the instances where its answer is right. Here the debrief (the ring's ids at
+the end of the episode) judges every step where the LLM's proposal differed from the rule's:
+`action_value` says which of the two actions was better given the truth, and ties (both flag a
+member, both inspect an innocent) earn nothing. Agreement earns nothing either.
+
+Because the debrief labels every proposal, a proposal the agent did not act on (a "shadow" call
+made while α is low) is judged exactly like one it acted on: that is how a model earns trust
+without the agent paying for its mistakes. Those shadow calls are the bounded exploration budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fakegang.tools.actions import parse_action
+from fakegang.tools.alpha import ALPHA_CAPS, ALPHA_FLOOR, DEFAULT_CAP
+
+#: Beta prior on P(LLM better | it disagrees with the rule): a skeptical one (mean 1/3) worth
+#: three judged disagreements, so a model must win clearly more often than it loses to be trusted.
+PRIOR_BETTER = 1.0
+PRIOR_WORSE = 2.0
+#: The LLM's answer replaces the rule's only where it wins more than it loses (gain = loss), and
+#: by this margin, which pays for the latency of a call.
+ASK_MARGIN = 0.05
+#: Exploration: the share of steps on which the LLM is asked anyway (its answer is judged, not
+#: acted on), high while the task has few judged disagreements, then low; never above
+#: EXPLORE_RATE, so calls stay bounded for a model that never earns trust.
+EXPLORE_RATE = 0.08
+EXPLORE_RATE_SETTLED = 0.02
+SETTLED_AFTER = 40
+
+
+@dataclass(frozen=True)
+class Credit:
+    """Judged disagreements of a task's LLM with its rule engine."""
+
+    better: int = 0
+    worse: int = 0
+    ties: int = 0
+
+    @property
+    def judged(self) -> int:
+        return self.better + self.worse
+
+    @property
+    def p_better(self) -> float:
+        """Posterior mean of P(LLM better | it disagrees), Beta prior."""
+        return (self.better + PRIOR_BETTER) / (self.judged + PRIOR_BETTER + PRIOR_WORSE)
+
+    def __add__(self, other: Credit) -> Credit:
+        return Credit(self.better + other.better, self.worse + other.worse, self.ties + other.ties)
+
+
+def action_value(action: str, ring: set[str], flagged: set[str], win_recall: float) -> float:
+    """How good `action` is given the truth (higher is better); only differences matter.
+
+    flag a member +1 / an innocent −1; unflag an innocent +1 / a member −1; inspect (or
+    investigate) a member +0.5 / an innocent −0.5; submit +1 if the flags at that moment reach
+    the task's recall with no innocent flagged, else −1 (premature or wrong).
+    """
+    kind, account = parse_action(action)
+    if kind == "flag":
+        return 1.0 if account in ring else -1.0
+    if kind == "unflag":
+        return -1.0 if account in ring else 1.0
+    if kind in ("inspect", "investigate"):
+        return 0.5 if account in ring else -0.5
+    if kind == "submit":
+        hits = len(flagged & ring)
+        recall = hits / len(ring) if ring else 1.0
+        return 1.0 if recall >= win_recall and hits == len(flagged) else -1.0
+    return 0.0
+
+
+def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float) -> Credit:
+    """Credit of one episode from its step rows (action, rule_action, llm_status, llm_action).
+
+    The flagged set is replayed from the applied actions, so a submit is judged against the
+    flags that were in place when it was proposed.
+    """
+    flagged: set[str] = set()
+    better = worse = ties = 0
+    for s in steps:
+        llm_action = s.get("llm_action") if s.get("llm_status") == "ok" else None
+        rule_action = s["rule_action"]
+        if llm_action and llm_action != rule_action:
+            d = action_value(llm_action, ring, flagged, win_recall) - action_value(
+                rule_action, ring, flagged, win_recall
+            )
+            if d > 0:
+                better += 1
+            elif d < 0:
+                worse += 1
+            else:
+                ties += 1
+        kind, account = parse_action(s["action"])
+        if kind == "flag" and account:
+            flagged.add(account)
+        elif kind == "unflag" and account:
+            flagged.discard(account)
+    return Credit(better, worse, ties)
+
+
+def credit_alpha(task: str, credit: Credit) -> float:
+    """α from credit: the floor until the LLM wins more than half its disagreements, then rising
+    linearly to the task's cap as P(better) goes from 0.5 to 1."""
+    cap = ALPHA_CAPS.get(task, DEFAULT_CAP)
+    trust = max(0.0, min(1.0, (credit.p_better - 0.5) / 0.5))
+    return round(ALPHA_FLOOR + (cap - ALPHA_FLOOR) * trust, 3)
+
+
+def expected_gain(credit: Credit) -> float:
+    """Expected value of acting on a disagreeing LLM answer (gain 1 if better, loss 1 if worse)."""
+    return credit.p_better - (1.0 - credit.p_better)
+
+
+def explore_rate(credit: Credit) -> float:
+    return EXPLORE_RATE if credit.judged < SETTLED_AFTER else EXPLORE_RATE_SETTLED
+
+
+def should_ask(
+    rule_confidence: float, alpha: float, gain: float, rate: float, episode_key: str, index: int
+) -> tuple[bool, str]:
+    """Whether to call the LLM at this step, and why (deterministic per thread and step).
+
+    Asked to decide while the rule is unsure (confidence < α) *and* the LLM's expected gain
+    (pinned at the episode's start, like α) is positive; otherwise asked only on an exploration
+    share `rate` of the steps, its answer judged after the debrief.
+    """
+    if rule_confidence < alpha and gain > ASK_MARGIN:
+        return True, f"rule confidence {rule_confidence:.2f} < α {alpha:.2f}, gain {gain:+.2f}"
+    digest = hashlib.sha256(f"explore\x00{episode_key}\x00{index}".encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64
+    if u < rate:
+        return True, f"exploration call ({rate:.0%} of steps; judged after the debrief)"
+    if rule_confidence < alpha:
+        return False, f"LLM not worth asking: expected gain {gain:+.2f}"
+    return False, f"rule confidence {rule_confidence:.2f} ≥ α {alpha:.2f}"
