@@ -11,15 +11,26 @@ VOLATILE = {"thread_id", "run_id", "started_at", "finished_at", "llm_latency_s"}
 
 
 def trained_memory(root: Path, env_url: str) -> str:
-    """3 easy training episodes with the stand-in model: α is above its floor, so the LLM path
-    runs in evaluation and its prompts carry lessons and a few-shot example."""
+    """3 easy training episodes with the stand-in model, plus credit the LLM has earned: α is
+    above its floor, so the LLM path runs in evaluation and its prompts carry lessons and a
+    few-shot example."""
     from fakegang.runs.runner import TrainOptions, train
+    from fakegang.tools import credit_store
+    from fakegang.tools.credit import Credit
+    from fakegang.tools.memory import Memory
 
     db = str(root / "mem.sqlite")
     opts = TrainOptions(
         env_url=env_url, task="easy", episodes=3, model="fake", db=db, log_dir=str(root)
     )
     train(opts, out=io.StringIO())
+    memory = Memory(db)
+    try:
+        credit_store.record(
+            memory, "easy", "trusted", Credit(60, 0, 0), llm_calls=60, actions=60, alpha=0.5
+        )
+    finally:
+        memory.close()
     return db
 
 

@@ -170,7 +170,8 @@ def test_runtime_episode_isolation_after_a_reset_on_the_same_session(base_url: s
 def test_semantic_no_solution_leakage(base_url: str) -> None:
     """semantic.no_solution_leakage: before the terminal step no observation or state carries
     the truth (ring labels, roles, scores); ring members appear only as ordinary visible ids."""
-    truth_keys = {"gang_ids", "ring_ids", "role", "is_fake", "gang", "label"}
+    # `ring_ids` (the debrief) is a key of every observation, null until the end: checked below
+    truth_keys = {"gang_ids", "role", "is_fake", "gang", "label"}
     scored = ("grader_score", "tp", "fp", "fn", "recall", "precision")
     for canary in canaries.load():
         if canary["strategy"] != "oracle":

@@ -115,9 +115,10 @@ def play_campaign(
                         "run_id": f"campaign-{tag}",
                         "episode": spec.round + 1,
                     }
-                    final = app.invoke(
-                        inp, episode_config(thread_id, task), context=ctx, durability="exit"
-                    )
+                    config = episode_config(thread_id, task)
+                    app.invoke(inp, config, context=ctx, durability="exit")
+                    # the whole state, not invoke's output schema: action count, pinned weights
+                    final = app.get_state(config).values
                     result, tally = final["result"], final["tally"]
                     row = {
                         "round": spec.round,

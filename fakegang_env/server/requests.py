@@ -122,7 +122,7 @@ class ResetParams(BaseModel):
         spec = campaign_round(self.task, self.campaign, self.round, self.tactics.value)
         return spec.seed, spec.playbook
 
-    _integral_seed = field_validator("seed", mode="before")(_integral)
+    _integral_seed = field_validator("seed", "campaign", "round", mode="before")(_integral)
 
     @field_validator("task")
     @classmethod
