@@ -15,6 +15,7 @@ MAX_RETIRED retired rows kept. Keyed by (task, key) and recorded per episode, so
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from fakegang.tools.memory import Memory, utc_now
@@ -174,6 +175,10 @@ def all_insights(memory: Memory, task: str | None = None) -> list[Insight]:
     ]
 
 
+#: Per-episode vote reports kept for re-runs of reflect (the newest ones).
+VOTES_KEPT = 64
+
+
 def update(memory: Memory, task: str, thread_id: str, claims: dict[str, str]) -> dict[str, int]:
     """Apply ADD/UPVOTE/DOWNVOTE/RETIRE for one episode's claims; counts of each operation."""
     ensure_table(memory)
@@ -184,7 +189,11 @@ def update(memory: Memory, task: str, thread_id: str, claims: dict[str, str]) ->
     with memory._lock, memory.db.conn:
         rows = {r["key"]: r for r in memory.db.query("select * from insights where task=?", [task])}
         if any(r["last_thread"] == thread_id for r in rows.values()):
-            return ops  # this episode already voted (a re-run of reflect)
+            # this episode already voted (a re-run of reflect after a kill): report what it did
+            done = list(
+                memory.db.query("select ops from insight_votes where thread_id=?", [thread_id])
+            )
+            return json.loads(done[0]["ops"]) if done else ops
         table = memory.db["insights"]
         for key, text in claims.items():
             r = rows.get(key)
@@ -219,6 +228,14 @@ def update(memory: Memory, task: str, thread_id: str, claims: dict[str, str]) ->
             )
             ops["retired" if status == "retired" else "downvoted"] += 1
         _bound(memory, task, now)
+        votes = memory.db["insight_votes"]
+        votes.upsert({"thread_id": thread_id, "ops": json.dumps(ops), "at": now}, pk="thread_id")
+        # bounded: the status of a re-run is only needed for the episode being re-run
+        memory.db.execute(
+            "delete from insight_votes where thread_id not in "
+            "(select thread_id from insight_votes order by at desc limit ?)",
+            [VOTES_KEPT],
+        )
     return ops
 
 
