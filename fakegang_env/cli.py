@@ -71,7 +71,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        spec = campaign_round(args.task, args.campaign, args.round, args.tactics)
+        try:
+            spec = campaign_round(args.task, args.campaign, args.round, args.tactics)
+        except ValueError as exc:  # a round past the campaign's last one
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         seed, playbook = spec.seed, spec.playbook
         extra = {"campaign": args.campaign, "round": spec.round, "regime": spec.regime}
     elif args.seed is None:

@@ -60,6 +60,9 @@ CHANNELS: tuple[str, ...] = (
 
 MIXED = "mixed"
 REGIME_ROUNDS = (3, 6)  # a regime lasts a seeded number of rounds in this inclusive range
+#: The last round index of a campaign (1,000 rounds). Regime lengths are drawn in order up to the
+#: round asked for, so an unbounded index would let one request spin the server for hours.
+MAX_ROUND = 999
 _SEED_BYTES = 7  # derived seeds stay below 2**56 (the server accepts up to 2**63 - 1)
 
 
@@ -242,6 +245,8 @@ def campaign_round(task: str, campaign: int, round: int, tactics: str = MIXED) -
     task = _check_task(task)
     campaign = _check_index("campaign", campaign)
     k = _check_index("round", round)
+    if k > MAX_ROUND:
+        raise ValueError(f"round must be at most {MAX_ROUND} (1,000 rounds per campaign), got {k}")
     tactics = _check_tactics(tactics)
     regime = _regime_of(task, campaign, k)
     return RoundSpec(
@@ -257,4 +262,6 @@ def campaign_schedule(
 ) -> list[RoundSpec]:
     """Rounds 0..n_rounds-1 of a campaign (each equal to `campaign_round` of its index)."""
     n_rounds = _check_index("n_rounds", n_rounds)
+    if n_rounds > MAX_ROUND + 1:
+        raise ValueError(f"n_rounds must be at most {MAX_ROUND + 1}, got {n_rounds}")
     return [campaign_round(task, campaign, k, tactics) for k in range(n_rounds)]

@@ -52,12 +52,6 @@ def _server(env: dict[str, str] | None = None) -> ServerProcess:
     return ServerProcess(argv, port, env={"FAKEGANG_MAX_EPISODES": "100000", **(env or {})})
 
 
-@pytest.mark.xfail(
-    reason="known gap (issue 15 stays open): /reset's campaign/round/seed combination rule "
-    "(400 ResetConflict) is not in the OpenAPI schema yet, so Schemathesis reports ST202; "
-    "an if/then encoding made its generator too slow to finish",
-    strict=False,
-)
 def test_schemathesis_all_checks_and_stateful_links_pass(tmp_path) -> None:
     with _server() as server:
         out = run_schemathesis(server.base_url, tmp_path, max_examples=25)
@@ -65,12 +59,6 @@ def test_schemathesis_all_checks_and_stateful_links_pass(tmp_path) -> None:
     assert " failed" not in out.split("SUMMARY")[-1]
 
 
-@pytest.mark.xfail(
-    reason="known gap (issue 15 stays open): /reset's campaign/round/seed combination rule "
-    "(400 ResetConflict) is not in the OpenAPI schema yet, so Schemathesis reports ST202; "
-    "an if/then encoding made its generator too slow to finish",
-    strict=False,
-)
 def test_schemathesis_with_a_token_checks_that_auth_is_not_ignored(tmp_path) -> None:
     with _server({TOKEN_ENV: TOKEN}) as server:
         run_schemathesis(

@@ -138,6 +138,24 @@ def test_alpha_from_credit_floor_prior_and_cap():
     assert credit.expected_gain(credit.Credit()) < 0
 
 
+def test_exploration_fades_for_a_model_that_keeps_losing_and_stays_for_one_that_wins():
+    C = credit.Credit
+    # the posterior chance of beating the rule, exact: Beta(1, 2) -> 1/4; Beta(1, 3) -> 1/8
+    assert credit.chance_better(C()) == 0.25
+    assert credit.chance_better(C(0, 1)) == 0.125
+    assert credit.chance_better(C(3, 0)) == 1 - 3 / 16  # Beta(4, 2): P(Bin(5, .5) <= 3)
+    assert credit.explore_rate(C()) == credit.EXPLORE_RATE
+    assert credit.explore_rate(C(0, 1)) == credit.EXPLORE_RATE / 2
+    assert credit.explore_rate(C(0, 2)) == credit.EXPLORE_RATE / 4
+    # never below the floor, so a model can still earn trust
+    assert credit.explore_rate(C(0, 50)) == credit.EXPLORE_FLOOR
+    # a winner keeps the full rate, then the settled one once it is well judged
+    assert credit.explore_rate(C(10, 2)) == credit.EXPLORE_RATE
+    assert credit.explore_rate(C(40, 10)) == credit.EXPLORE_RATE_SETTLED
+    rates = [credit.explore_rate(C(0, w)) for w in range(8)]
+    assert rates == sorted(rates, reverse=True) and rates[0] > rates[-1]
+
+
 def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
     ask, why = credit.should_ask(0.1, 0.8, -0.3, 0.0, "t", 0)
     assert not ask and "not worth" in why

@@ -15,7 +15,7 @@ from fakegang_env.client import FakeGangEnv
 from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation
 from fakegang_env.server.app import build_app
-from fakegang_env.tactics import GENERATIONS, TACTICS_NAMES, campaign_round
+from fakegang_env.tactics import GENERATIONS, MAX_ROUND, TACTICS_NAMES, campaign_round
 
 NAMED = [n for n in GENERATIONS if n != "classic"]
 
@@ -86,6 +86,8 @@ def test_http_campaign_round_derives_the_seed(http: httpx.Client) -> None:
         ({"task": "hard", "campaign": "1", "round": 0}, 422, "campaign"),
         ({"task": "hard", "campaign": 1, "round": 1.5}, 422, "round"),
         ({"task": "hard", "campaign": True, "round": 0}, 422, "campaign"),
+        # a huge round used to spin the server (regimes are drawn up to it): refused at once
+        ({"task": "hard", "campaign": 1, "round": 2**40}, 422, "less than or equal to 999"),
     ],
 )
 def test_bad_reset_options_get_a_readable_4xx(http, body, status, needle) -> None:
@@ -112,6 +114,11 @@ def test_openapi_declares_the_reset_constraints(http: httpx.Client) -> None:
     for name in ("campaign", "round"):
         options = reset[name]["anyOf"]
         assert any(o.get("type") == "integer" and o.get("minimum") == 0 for o in options)
+    assert next(o for o in reset["round"]["anyOf"] if "maximum" in o)["maximum"] == MAX_ROUND
+    # the combination rule (400 on a conflict) is in the schema too: seed xor campaign round
+    shapes = schemas["ResetParams"]["anyOf"]
+    assert shapes[1]["required"] == ["campaign", "round"]
+    assert shapes[1]["properties"]["seed"] == {"type": "null"}
 
 
 def test_tasks_lists_the_generations(http: httpx.Client) -> None:

@@ -186,6 +186,7 @@ def test_named_campaign_alternates_with_classic_and_classic_stays_classic() -> N
         (("hard", -1, 0, "mixed"), ValueError, "campaign must be an integer >= 0"),
         (("hard", 0, -2, "mixed"), ValueError, "round must be an integer >= 0"),
         (("hard", 0, True, "mixed"), ValueError, "round must be an integer >= 0"),
+        (("hard", 0, 1000, "mixed"), ValueError, "round must be at most 999"),
         (("hard", 0, 1, "nope"), UnknownTacticsError, "valid: classic"),
         (("nope", 0, 1, "mixed"), UnknownTaskError, "valid tasks"),
     ],

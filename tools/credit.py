@@ -15,6 +15,7 @@ without the agent paying for its mistakes. Those shadow calls are the bounded ex
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -29,9 +30,13 @@ PRIOR_WORSE = 2.0
 #: by this margin, which pays for the latency of a call.
 ASK_MARGIN = 0.05
 #: Exploration: the share of steps on which the LLM is asked anyway (its answer is judged, not
-#: acted on), high while the task has few judged disagreements, then low; never above
-#: EXPLORE_RATE, so calls stay bounded for a model that never earns trust.
+#: acted on). It is worth asking only while the model may still turn out better than the rule, so
+#: the rate is EXPLORE_RATE scaled by P(p_better > 1/2 | credit) relative to the prior's: a
+#: model that keeps losing its disagreements is asked less and less (after 4 losses and no win,
+#: 1/16 of the rate), never below EXPLORE_FLOOR, so a model can still earn trust; one that wins
+#: them keeps the full rate until SETTLED_AFTER judged disagreements, then EXPLORE_RATE_SETTLED.
 EXPLORE_RATE = 0.08
+EXPLORE_FLOOR = 0.005
 EXPLORE_RATE_SETTLED = 0.02
 SETTLED_AFTER = 40
 
@@ -120,8 +125,21 @@ def expected_gain(credit: Credit) -> float:
     return credit.p_better - (1.0 - credit.p_better)
 
 
+def chance_better(credit: Credit) -> float:
+    """P(p_better > 1/2) under the Beta posterior: the chance the LLM beats the rule more often
+    than not. Exact for integer Beta parameters: P(Beta(a, b) > x) = P(Binomial(a+b-1, x) < a)."""
+    a, b = credit.better + PRIOR_BETTER, credit.worse + PRIOR_WORSE
+    if not (float(a).is_integer() and float(b).is_integer()):
+        raise ValueError("chance_better needs an integer Beta prior")
+    n = int(a + b) - 1
+    return sum(math.comb(n, k) for k in range(int(a))) / 2**n
+
+
 def explore_rate(credit: Credit) -> float:
-    return EXPLORE_RATE if credit.judged < SETTLED_AFTER else EXPLORE_RATE_SETTLED
+    """The exploration share of steps for the next episode (see EXPLORE_RATE)."""
+    cap = EXPLORE_RATE if credit.judged < SETTLED_AFTER else EXPLORE_RATE_SETTLED
+    promise = chance_better(credit) / chance_better(Credit())
+    return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise)), 4)
 
 
 def should_ask(

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from fakegang_env.schema import ActionFields
 from fakegang_env.tactics import (
     GENERATION_NOTES,
+    MAX_ROUND,
     TACTICS_NAMES,
     Playbook,
     campaign_round,
@@ -65,10 +66,31 @@ class ResetConflict(ValueError):
     """Reset options that are valid one by one but not together (HTTP 400)."""
 
 
+#: `episode_spec`'s combination rule, stated in the schema so that a client generated from it (or
+#: a fuzzer) knows it: either a network by seed (`campaign` and `round` absent or null), or a
+#: campaign round (`campaign` and `round` both integers, `seed` absent or null). Plain `anyOf`
+#: branches, the simplest form for client generators.
+RESET_SHAPES: list[dict[str, Any]] = [
+    {
+        "title": "A network by seed",
+        "properties": {"campaign": {"type": "null"}, "round": {"type": "null"}},
+    },
+    {
+        "title": "A campaign round",
+        "required": ["campaign", "round"],
+        "properties": {
+            "campaign": {"type": "integer"},
+            "round": {"type": "integer"},
+            "seed": {"type": "null"},
+        },
+    },
+]
+
+
 class ResetParams(BaseModel):
     """`POST /reset` body (flat, as in OpenEnv) and the WebSocket reset keyword arguments."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"anyOf": RESET_SHAPES})
 
     task: str = Field(
         default=DEFAULT_TASK,
@@ -98,7 +120,7 @@ class ResetParams(BaseModel):
     round: StrictInt | None = Field(
         default=None,
         ge=0,
-        le=MAX_SEED,
+        le=MAX_ROUND,
         description="0-based round of `campaign` (required with campaign, forbidden without)",
     )
 
