@@ -1,0 +1,98 @@
+"""How far can refitting carry the rule engine within one regime of a campaign?
+
+    python bench/refit_ceiling.py [--task hard] [--campaigns 0-9] [--tests 4] [--json]
+
+For each campaign, the first regime's hidden playbook is played K times on training seeds
+(60000 + 100·campaign + i) with the agent's own learning loop (labelled debrief rows, MAP refit,
+new weights after every episode, tools/experience.py), and after K = 0, 1, 2, 3, 6 episodes the
+refit weights play `--tests` unseen seeds (70000 + 100·campaign + j) of that same playbook.
+This is the best case for learning inside a campaign: every training episode comes from the
+current regime, none from an older one. If the win rate plateaus here well below the campaign
+targets, the limit is the rule engine's policy and features, not how fast it learns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from campaign_curves import play  # noqa: E402  (bench/campaign_curves.py)
+
+from fakegang.cli_agent import parse_seed_range  # noqa: E402
+from fakegang.tools import experience  # noqa: E402
+from fakegang.tools.memory import Memory  # noqa: E402
+from fakegang_env.engine import Episode  # noqa: E402
+from fakegang_env.tactics import campaign_round  # noqa: E402
+
+KS = (0, 1, 2, 3, 6)
+TRAIN_BASE, TEST_BASE = 60000, 70000
+
+
+def ceiling(task: str, campaign: int, tests: int) -> dict[int, float]:
+    """Win rate on unseen seeds of the campaign's first playbook after K refit episodes."""
+    playbook = campaign_round(task, campaign, 0, "mixed").playbook
+    out: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = Memory(Path(tmp) / "memory.sqlite")
+        weights = None
+        for k in range(max(KS) + 1):
+            if k in KS:
+                wins = 0
+                for j in range(tests):
+                    ep = Episode(task, TEST_BASE + 100 * campaign + j, tactics=playbook)
+                    obs, _ = play(ep, weights)
+                    wins += obs.message.startswith("[WIN]")
+                out[k] = wins / tests
+            if k == max(KS):
+                break
+            ep = Episode(task, TRAIN_BASE + 100 * campaign + k, tactics=playbook)
+            obs, starting = play(ep, weights)
+            base = weights or experience.load_weights()
+            rows = experience.labelled_rows(obs, starting, set(obs.ring_ids or []), base)
+            experience.store_experience(memory, task, f"train-{k}", rows)
+            weights = experience.refit_task(memory, task, f"train-{k}").as_rule_weights()
+        memory.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", default="hard")
+    p.add_argument("--campaigns", type=parse_seed_range, default=list(range(10)))
+    p.add_argument("--tests", type=int, default=4, help="unseen seeds per campaign and K")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(args.workers) as pool:
+        futures = [pool.submit(ceiling, args.task, c, args.tests) for c in args.campaigns]
+        per_campaign = [f.result() for f in futures]
+    mean = {k: round(sum(r[k] for r in per_campaign) / len(per_campaign), 3) for k in KS}
+    result = {
+        "task": args.task,
+        "campaigns": list(args.campaigns),
+        "tests_per_campaign": args.tests,
+        "win_rate_after_k": mean,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"REFIT CEILING ({args.task}, first regime of mixed campaigns {args.campaigns[0]}-"
+            f"{args.campaigns[-1]}, {args.tests} unseen seeds each)"
+        )
+        for k in KS:
+            print(f"  after {k} refit episode(s) of the playbook: win {mean[k]:.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
