@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fakegang_env.engine import Episode
-from fakegang_env.generator import Account, Network
+from fakegang_env.network import Account, Network
 from fakegang_env.schema import ActionType, PlainObservation
 
 ROLES = {"g1": "gang", "g2": "gang", "g3": "gang", "c1": "customer", "v1": "vpn_user"}
