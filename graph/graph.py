@@ -18,11 +18,11 @@ from fakegang.graph.nodes import (
     arbitrate,
     llm_decide,
     observe,
-    reflect,
     route_after_step,
     rule_check,
     step_env,
 )
+from fakegang.graph.reflection import reflect
 from fakegang.graph.state import EpisodeInput, EpisodeOutput, EpisodeState
 
 builder = StateGraph(

@@ -112,7 +112,7 @@ def worker_identity() -> dict[str, Any]:
 
 def episode_row(state: dict, *, task: str, model: str, seed: int, index: int) -> dict:
     """One result row of an evaluated episode, from its final graph state."""
-    from fakegang.graph.nodes import tally_columns
+    from fakegang.graph.state import tally_columns
 
     result, tally = state["result"], state["tally"]
     return {
