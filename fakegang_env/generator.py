@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from fakegang_env.gen_params import PARAMS, GenParams
 from fakegang_env.network import NUMERIC_SIGNALS, ROLES, SIGNAL_NAMES, Account, Network
+from fakegang_env.playbook import apply_playbook
 from fakegang_env.profiles import Population
 from fakegang_env.tactics import Playbook, resolve_playbook
 from fakegang_env.tasks import UnknownTaskError, get_task
@@ -69,8 +70,6 @@ def generate_network(task: str, seed: int, playbook: Playbook | str | None = Non
     net = finish(pop, add_edges(pop))
     if playbook is None or playbook.is_classic:
         return net
-    from fakegang_env.playbook import apply_playbook  # it imports this module: keep it lazy
-
     return apply_playbook(net, playbook)
 
 
