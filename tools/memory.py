@@ -100,7 +100,14 @@ class Memory(RunRecords):
 
     # ------------------------------------------------------------------ bounds
     def keys_beyond(
-        self, table: str, *, key: str, where: str, args: Sequence[Any], order: str, keep: int
+        self,
+        table: str,
+        *,
+        key: str,
+        where: str = "1",
+        args: Sequence[Any] = (),
+        order: str,
+        keep: int,
     ) -> list[Any]:
         """`key` of the rows of `table` matching `where` past the first `keep` in `order`.
 
