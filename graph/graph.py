@@ -15,6 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.nodes import (
+    ACTIONS_PER_STEP_BUDGET,
     arbitrate,
     llm_decide,
     observe,
@@ -66,7 +67,7 @@ NODE_NAMES, ACTION_CYCLE, PREVIOUS_NODE = _shape()
 NODES_PER_ACTION = len(ACTION_CYCLE)
 
 
-def recursion_limit(max_steps: int, actions_per_step: int = 3) -> int:
+def recursion_limit(max_steps: int, actions_per_step: int = ACTIONS_PER_STEP_BUDGET) -> int:
     """Supersteps an episode may take: every action runs the action cycle, plus start and
     reflect."""
     return max_steps * actions_per_step * NODES_PER_ACTION + 10
