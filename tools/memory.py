@@ -20,8 +20,10 @@ from typing import Any
 
 import sqlite_utils
 
+from fakegang.tools.alpha import ALPHA_FLOOR
 from fakegang.tools.memory_schema import ensure_schema, utc_now
 from fakegang.tools.run_records import RunRecords
+from fakegang_env.tasks import TASK_NAMES
 
 #: Reflections kept per task; older ones are deleted (prompts use only the last few).
 MAX_REFLECTIONS_PER_TASK = 40
@@ -340,7 +342,7 @@ class Memory(RunRecords):
 
     def summary(self) -> str:
         lines = ["Memory:"]
-        for task in ("easy", "medium", "hard"):
+        for task in TASK_NAMES:
             n_ep = self.db.execute(
                 "select count(*) from episodes where task = ? and status = 'finished'", [task]
             ).fetchone()[0]
@@ -349,7 +351,7 @@ class Memory(RunRecords):
             lines.append(
                 f"  {task:6s}: episodes={n_ep} reflections={self.reflection_count(task)} "
                 f"recent_wr={self.recent_win_rate(task):.0%} "
-                f"α={alpha if alpha is not None else 0.20:.2f} "
+                f"α={alpha if alpha is not None else ALPHA_FLOOR:.2f} "
                 f"best={f'{best.reward:+.2f}' if best else 'none'}"
             )
         return "\n".join(lines)
