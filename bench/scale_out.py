@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"processes": 1.7, "ray": 1.5}
-#: Fields that must not depend on the backend (fakegang/runs/evaluation.py RESULT_KEYS).
+#: Fields that must not depend on the backend (a subset of tools/episode_row.py COMPARABLE_KEYS).
 COMPARED = ("seed", "won", "reward", "grader_score", "steps_used", "final_message", "action_log")
 
 

@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from fakegang.graph.context import DEFAULT_DB_PATH
 from fakegang.tools.alpha import MODE_COLUMNS
 from fakegang_env.tasks import TASK_NAMES as TASKS
 
@@ -203,7 +204,7 @@ def table_rows(t: dict[str, Any]) -> list[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--db", default=None, help="default: checkpoints/fakegang.sqlite")
+    p.add_argument("--db", default=None, help=f"default: {DEFAULT_DB_PATH}")
     p.add_argument("--run-id", default=None)
     p.add_argument("--train", action="store_true", help="run train.py on a fresh database first")
     p.add_argument("--episodes", type=int, default=50)
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         played = play(db, episodes=args.episodes, seed_offset=args.seed_offset, log=work / "log")
         print(f"[training] log: {work / 'log'}", file=sys.stderr)
     else:
-        db = Path(args.db or ROOT / "checkpoints" / "fakegang.sqlite")
+        db = Path(args.db or ROOT / DEFAULT_DB_PATH)
     try:
         summary = {**summarise(db, args.run_id), **played}
     except (FileNotFoundError, LookupError) as exc:

@@ -11,26 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fakegang.report_data import RunData
+from fakegang.tools.episode_row import REPORT_KEYS
 
-EPISODE_KEYS = (
-    "episode",
-    "task",
-    "seed",
-    "won",
-    "reward",
-    "grader_score",
-    "steps_used",
-    "recall",
-    "precision",
-    "alpha_used",
-    "mode_agree",
-    "mode_rule",
-    "mode_llm",
-    "llm_calls",
-    "llm_tokens",
-    "n_reflections_used",
-    "had_few_shot",
-)
+#: The episode table's columns: the report subset of the one episode row.
+EPISODE_KEYS = REPORT_KEYS
 PHASE_KEYS = (
     "phase",
     "task",

@@ -24,7 +24,7 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
-from fakegang_env.server.auth import TOKEN_ENV
+from fakegang_env.schema import TOKEN_ENV
 
 
 class FakeGangEnv(EnvClient[FakeGangAction, FakeGangObservation, FakeGangState]):

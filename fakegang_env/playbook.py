@@ -1,9 +1,10 @@
 """Apply a playbook's channel strengths to a generated network, and to the ring's evasion.
 
 Why a post-processing pass instead of knobs inside the generator: `classic` must stay today's
-generator bit for bit, and every extra draw inside `_Builder` would shift the shared RNG stream.
-Here `classic` is the identity (the network is returned untouched) and every other playbook
-edits the finished network with its own RNG, `random.Random("<task>:<seed>:tactics")`.
+generator bit for bit, and every extra draw inside the build (profiles.py, wiring.py) would
+shift the shared RNG stream. Here `classic` is the identity (the network is returned untouched)
+and every other playbook edits the finished network with its own RNG,
+`random.Random("<task>:<seed>:tactics")`.
 
 Each channel draws its random numbers unconditionally and in a fixed order, whatever the
 strengths: two playbooks on one seed see the same underlying draws, so a channel at 0.3 is a
@@ -17,28 +18,21 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from fakegang_env.generator import (
-    PARAMS,
-    Account,
-    GenParams,
-    Network,
-    _beta,
-    _name_changes,
-    _ordinary_age,
-    _ordinary_hour,
+from fakegang_env.gen_params import PARAMS, GenParams
+from fakegang_env.network import Account, Network
+from fakegang_env.profiles import (
+    ORDINARY_CONTENT,
+    ORDINARY_RENAMES,
+    beta,
+    name_changes,
+    ordinary_age,
+    ordinary_hour,
 )
 from fakegang_env.tactics import Playbook
 
 __all__ = ["apply_playbook", "evasion_params"]
 
 _CONTENT = ("photo_reuse_score", "bio_template_score", "comment_repeat_score")
-#: What ordinary users' content scores look like (generator `_base`): (mean, concentration).
-_ORDINARY_CONTENT = {
-    "photo_reuse_score": (0.13, 10.0),
-    "bio_template_score": (0.14, 9.0),
-    "comment_repeat_score": (0.11, 10.0),
-}
-_ORDINARY_RENAMES = (0.78, 0.14, 0.05, 0.03)
 #: At strength 0 this share of intra-ring follows / customer co-follows is still kept.
 _RING_FLOOR = 0.15
 _COFOLLOW_FLOOR = 0.25
@@ -102,21 +96,21 @@ def apply_playbook(net: Network, playbook: Playbook) -> Network:
 def _creation_burst(edit: _Edit, strength: float) -> None:
     """Weak: accounts bought aged, each with its own ordinary-looking age."""
     for a in edit.gang:
-        target = _ordinary_age(edit.rng)
+        target = ordinary_age(edit.rng)
         a.account_age_days = max(1, round(_lerp(strength, a.account_age_days, target)))
 
 
 def _posting_sync(edit: _Edit, strength: float) -> None:
     """Weak: per-account scheduler jitter pulls each hour toward an ordinary user's."""
     for a in edit.gang:
-        a.avg_post_hour = _hour_toward(a.avg_post_hour, _ordinary_hour(edit.rng), strength)
+        a.avg_post_hour = _hour_toward(a.avg_post_hour, ordinary_hour(edit.rng), strength)
 
 
 def _content_reuse(edit: _Edit, strength: float) -> None:
     """Weak: unique generated photos, bios and comments score like ordinary users'."""
     for a in edit.gang:
         for key in _CONTENT:
-            target = _beta(edit.rng, *_ORDINARY_CONTENT[key])
+            target = beta(edit.rng, *ORDINARY_CONTENT[key])
             setattr(a, key, round(_lerp(strength, getattr(a, key), target), 4))
 
 
@@ -124,7 +118,7 @@ def _renames(edit: _Edit, strength: float) -> None:
     """Weak: the rename history is an ordinary user's (the count no longer stands out)."""
     for a in edit.gang:
         u = edit.rng.random()
-        ordinary = _name_changes(edit.rng, _ORDINARY_RENAMES)
+        ordinary = name_changes(edit.rng, ORDINARY_RENAMES)
         if u >= strength:
             a.name_change_count = ordinary
 

@@ -12,7 +12,7 @@ import random
 from typing import Protocol
 
 from fakegang_env.engine import Episode
-from fakegang_env.generator import Network
+from fakegang_env.network import Network
 from fakegang_env.tactics import Playbook
 
 __all__ = [

@@ -12,6 +12,9 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 ACCOUNT_ID_MAX_LEN = 64
+#: The environment variable with the server's bearer token (`fakegang env serve --token`): the
+#: server requires it and every client sends it, so an embedded server and its client agree.
+TOKEN_ENV = "FAKEGANG_ENV_TOKEN"
 
 
 class ActionType(StrEnum):

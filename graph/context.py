@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, fields
 
 from fakegang.tools.model_settings import BEDROCK_MODEL_ENV, DEFAULT_BEDROCK_MODEL, ModelSettings
 
+#: Every setting's environment variable starts with this (see `env_var`).
+ENV_PREFIX = "FAKEGANG_"
 #: Where checkpoints and the agent's memory live unless `--db` / FAKEGANG_DB_PATH says otherwise.
 DEFAULT_DB_PATH = "checkpoints/fakegang.sqlite"
 
@@ -94,4 +96,4 @@ class Context:
 def env_var(name: str) -> str:
     """The one environment variable that overrides Context field `name`."""
     f = Context.__dataclass_fields__[name]
-    return f.metadata.get("env") or f"FAKEGANG_{name.upper()}"
+    return f.metadata.get("env") or f"{ENV_PREFIX}{name.upper()}"

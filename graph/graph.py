@@ -15,14 +15,15 @@ from langgraph.graph.state import CompiledStateGraph
 
 from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.nodes import (
+    ACTIONS_PER_STEP_BUDGET,
     arbitrate,
     llm_decide,
     observe,
-    reflect,
     route_after_step,
     rule_check,
     step_env,
 )
+from fakegang.graph.reflection import reflect
 from fakegang.graph.state import EpisodeInput, EpisodeOutput, EpisodeState
 
 builder = StateGraph(
@@ -66,7 +67,7 @@ NODE_NAMES, ACTION_CYCLE, PREVIOUS_NODE = _shape()
 NODES_PER_ACTION = len(ACTION_CYCLE)
 
 
-def recursion_limit(max_steps: int, actions_per_step: int = 3) -> int:
+def recursion_limit(max_steps: int, actions_per_step: int = ACTIONS_PER_STEP_BUDGET) -> int:
     """Supersteps an episode may take: every action runs the action cycle, plus start and
     reflect."""
     return max_steps * actions_per_step * NODES_PER_ACTION + 10

@@ -1,4 +1,4 @@
-"""The six nodes of the episode graph.
+"""The six nodes of the episode graph (`reflect`, the last, lives in graph/reflection.py).
 
 observe → rule_check → llm_decide → arbitrate → step_env → (observe | reflect).
 
@@ -10,8 +10,6 @@ and step index.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -20,15 +18,14 @@ from langgraph.runtime import Runtime
 from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
-from fakegang.graph.state import EpisodeState
+from fakegang.graph.state import TALLY_KEYS, EpisodeState
 from fakegang.tools import insights, prompting
 from fakegang.tools import llm as llm_calls
-from fakegang.tools.actions import log_form, parse_action
-from fakegang.tools.alpha import MODE_COLUMNS, arbitrate_mode
+from fakegang.tools.actions import parse_action
+from fakegang.tools.alpha import arbitrate_mode
 from fakegang.tools.credit import should_ask
 from fakegang.tools.env_client import EnvError, reset_options
-from fakegang.tools.episode_row import RESULT_KEYS
-from fakegang.tools.memory import Trajectory, utc_now
+from fakegang.tools.memory import utc_now
 from fakegang.tools.rules import propose, score_observation
 from fakegang_env.tasks import get_task
 
@@ -36,7 +33,6 @@ from fakegang_env.tasks import get_task
 #: flag/unflag loop; past the cap the agent submits.
 ACTIONS_PER_STEP_BUDGET = 3
 VIEW_TOP = 5
-FALLBACK_PREFIX = "[fallback lesson"
 
 
 def thread_id_of(config: RunnableConfig) -> str:
@@ -122,14 +118,7 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
         "step_count": obs.step_count,
         "steps_remaining": obs.steps_remaining,
         "done": obs.done,
-        "tally": {
-            "agree": 0,
-            "rule_override": 0,
-            "llm": 0,
-            "llm_calls": 0,
-            "llm_tokens": 0,
-            "llm_errors": 0,
-        },
+        "tally": dict.fromkeys(TALLY_KEYS, 0),
     }
 
 
@@ -287,145 +276,5 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
     }
 
 
-def tally_columns(tally: dict[str, int]) -> dict[str, int]:
-    """An episode's decision and LLM counters under their metrics/`episodes` column names."""
-    return {
-        **{column: tally[mode] for mode, column in MODE_COLUMNS.items()},
-        "llm_calls": tally["llm_calls"],
-        "llm_tokens": tally["llm_tokens"],
-        "llm_errors": tally["llm_errors"],
-    }
-
-
 def route_after_step(state: EpisodeState) -> str:
     return "reflect" if state.get("done") else "observe"
-
-
-# ---------------------------------------------------------------------------------------- reflect
-def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
-    """Record the outcome, keep the best win, write a lesson, update α. Safe to re-run."""
-    ctx = runtime.context
-    thread_id = thread_id_of(config)
-    memory = resources.memory(ctx)
-    task = get_task(state["task"])
-    obs = resources.load_observation(ctx, thread_id, state["action_count"])
-    steps = memory.steps(thread_id) if ctx.learn or ctx.record else []
-    action_log = [log_form(s["action"]) for s in steps]
-    won = obs.message.startswith("[WIN]")
-    reward = float(obs.episode_return)
-    tally = state["tally"]
-    row = {
-        "thread_id": thread_id,
-        "run_id": state.get("run_id", ""),
-        "episode": state.get("episode", 0),
-        "task": task.name,
-        "seed": state["seed"],
-        "status": "finished",
-        "won": int(won),
-        "reward": round(reward, 3),
-        "grader_score": obs.grader_score,
-        "steps_used": obs.step_count,
-        "recall": obs.recall if obs.recall is not None else _extract(obs.message, "Recall="),
-        "precision": (
-            obs.precision if obs.precision is not None else _extract(obs.message, "Precision=")
-        ),
-        "final_message": obs.message,
-        "action_log": json.dumps(action_log),
-        "n_reflections_used": len(state.get("lesson_ids", [])),
-        "had_few_shot": int(state.get("few_shot_thread") is not None),
-        "alpha_used": state["alpha"],
-        **tally_columns(tally),
-        "finished_at": (memory.episode(thread_id) or {}).get("finished_at") or utc_now(),
-    }
-    memory.upsert_episode(row)
-    learn_status = "evaluation: nothing learned"
-    if ctx.learn:
-        learn_status = _learn(ctx, state, row, action_log, won, reward, obs.grader_score or 0.0)
-        learned = learning.learn_from_debrief(
-            ctx, {**state, "thread_id": thread_id}, obs, steps, won=won
-        )
-        learn_status = "; ".join([learn_status, *learned])
-        memory.upsert_episode({"thread_id": thread_id, "learn_status": learn_status})
-    result = {k: row[k] for k in RESULT_KEYS}
-    result.update(final_message=obs.message, learn_status=learn_status)
-    return {"result": result}
-
-
-def _learn(
-    ctx: Context,
-    state: EpisodeState,
-    row: dict,
-    action_log: list[str],
-    won: bool,
-    reward: float,
-    grader_score: float,
-) -> str:
-    memory = resources.memory(ctx)
-    task = get_task(state["task"])
-    thread_id = row["thread_id"]
-    status = []
-    write_reflection = not won
-    if won:
-        traj = Trajectory(
-            task.name, thread_id, reward, grader_score, action_log, row["final_message"]
-        )
-        saved = memory.maybe_save_trajectory(traj)
-        status.append("new best trajectory saved" if saved else "trajectory kept (not better)")
-        existing = memory.reflection_for(thread_id)
-        write_reflection = saved or memory.reflection_count(task.name) == 0 or existing is not None
-    if write_reflection:
-        kind = "success" if won else "failure"
-        existing = memory.reflection_for(thread_id)
-        if existing is not None:  # a re-run after a kill: report it as the first run did
-            source = "fallback" if existing.text.startswith(FALLBACK_PREFIX) else "llm"
-            status.append(f"{kind} reflection ({source}): stored")
-        else:
-            text, source = _reflection_text(ctx, state, row, action_log, won)
-            stored = memory.add_reflection(
-                task=task.name, thread_id=thread_id, text=text, won=won, reward=reward
-            )
-            status.append(f"{kind} reflection ({source}): {stored}")
-    return "; ".join(status)
-
-
-def _reflection_text(
-    ctx: Context, state: EpisodeState, row: dict, action_log: list[str], won: bool
-) -> tuple[str, str]:
-    """The LLM's lesson, or a lesson built from the episode's facts if the LLM fails."""
-    system, user = prompting.reflection_messages(
-        won=won,
-        episode=row["episode"],
-        task=row["task"],
-        final_message=row["final_message"],
-        steps_used=row["steps_used"],
-        max_steps=state["max_steps"],
-        action_log=action_log,
-        modes={mode: row[column] for mode, column in MODE_COLUMNS.items()},
-    )
-    try:
-        result = llm_calls.reflect(
-            resources.chat_model(ctx),
-            system=system,
-            user=user,
-            settings=ctx.model_settings(),
-        )
-        if result.ok and result.value and result.value.strip():
-            return result.value.strip(), "llm"
-        error = result.error
-    except Exception as exc:  # never let a reflection end the run
-        error = str(exc)
-    fallback = (
-        f"{FALLBACK_PREFIX}, LLM failed: {str(error)[:80]}] {row['final_message']} after "
-        f"{row['steps_used']} steps; "
-        + (
-            "keep flagging only accounts with several agreeing signals and submit early."
-            if won
-            else "explore the follows of the likeliest member sooner and flag on combined evidence."
-        )
-    )
-    return fallback, "fallback"
-
-
-def _extract(text: str, key: str) -> float:
-    m = re.search(re.escape(key) + r"([0-9.]+)", text)
-    return float(m.group(1)) if m else 0.0

@@ -13,6 +13,12 @@ from typing import Annotated, Any
 # shows) refuses typing.TypedDict before Python 3.12
 from typing_extensions import TypedDict
 
+from fakegang.tools.alpha import MODE_COLUMNS
+
+#: The tally's counters: one per decision mode (agree, rule_override, llm), then the LLM's.
+LLM_COUNTERS: tuple[str, ...] = ("llm_calls", "llm_tokens", "llm_errors")
+TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS)
+
 
 def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
     """The tally's reducer: a node returns only its increments and LangGraph adds them up."""
@@ -20,6 +26,14 @@ def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[s
     for key, count in update.items():
         merged[key] = merged.get(key, 0) + count
     return merged
+
+
+def tally_columns(tally: dict[str, int]) -> dict[str, int]:
+    """An episode's decision and LLM counters under their metrics/`episodes` column names."""
+    return {
+        **{column: tally[mode] for mode, column in MODE_COLUMNS.items()},
+        **{counter: tally[counter] for counter in LLM_COUNTERS},
+    }
 
 
 class EpisodeInput(TypedDict, total=False):

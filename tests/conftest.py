@@ -28,3 +28,20 @@ def _fresh_agent_handles():
     from fakegang.graph import resources
 
     resources.reset_all()
+
+
+@pytest.fixture(scope="session")
+def uninterrupted_run(env_url, tmp_path_factory):
+    """(db, log_dir, run_id) of a run played without interruption: the expected result of
+    every pause/resume/fork scenario (test_pause_resume.py, test_replay_fork_prune.py)."""
+    import io
+    from pathlib import Path
+
+    from runs_helpers import options
+
+    from fakegang.runs.runner import train
+
+    tmp = tmp_path_factory.mktemp("reference")
+    opts = options(tmp, env_url)
+    result = train(opts, out=io.StringIO())
+    return Path(opts.db), Path(opts.log_dir), result["run_id"]

@@ -7,11 +7,18 @@ latency), so rows are keyed by episode number and those columns are dropped befo
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
+from fakegang.graph.graph import compile_with_sqlite
+from fakegang.runs.runner import TrainOptions
+from fakegang.tools.memory import Memory
+
 METRIC_VOLATILE = {"timestamp", "run_id", "thread_id"}
 EPISODE_VOLATILE = {"thread_id", "run_id", "started_at", "finished_at"}
+#: Episodes of the pause/replay/fork/prune scenarios and of their uninterrupted reference.
+EPISODES = 2
 
 
 def metrics(log_dir: Path) -> list[dict]:
@@ -87,3 +94,45 @@ def checkpoint_count(db: Path, thread_id: str) -> int:
         ).fetchone()[0]
     finally:
         conn.close()
+
+
+def options(tmp: Path, env_url: str, **kw) -> TrainOptions:
+    return TrainOptions(
+        env_url=env_url,
+        task="easy",
+        episodes=EPISODES,
+        model="fake",
+        db=str(tmp / "agent.sqlite"),
+        log_dir=str(tmp / "runs"),
+        **kw,
+    )
+
+
+def copy_db(src: Path, dst_dir: Path) -> Path:
+    dst = dst_dir / src.name
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{src}{suffix}").exists():
+            shutil.copy(f"{src}{suffix}", f"{dst}{suffix}")
+    return dst
+
+
+def state(db: Path | str, thread_id: str):
+    app = compile_with_sqlite(db)
+    try:
+        return app.get_state({"configurable": {"thread_id": thread_id}})
+    finally:
+        app.checkpointer.conn.close()
+
+
+def steps_of(db: Path | str, thread_id: str) -> list[dict]:
+    memory = Memory(db)
+    try:
+        return memory.steps(thread_id)
+    finally:
+        memory.close()
+
+
+def assert_same_as_reference(opts: TrainOptions, run_id: str, reference) -> None:
+    ref_db, ref_logs, ref_run = reference
+    assert metrics(Path(opts.log_dir)) == metrics(ref_logs)
+    assert memory_tables(Path(opts.db), run_id) == memory_tables(ref_db, ref_run)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
+from fakegang.report_html import EPISODE_KEYS
+from fakegang.runs.evaluation import comparable
 from fakegang.tools.episode_row import (
+    COMPARABLE_KEYS,
     EPISODE_SCHEMA,
     METRIC_KEYS,
+    REPORT_KEYS,
     RESULT_KEYS,
+    _subset,
     metrics_row,
 )
 from fakegang.tools.memory import Memory
@@ -40,3 +47,13 @@ def test_metrics_row_converts_sqlite_values(tmp_path) -> None:
     assert m["won"] is True and m["had_few_shot"] is False
     assert m["action_log"] == ["flag u_1"] and m["timestamp"] == "2026-12-03T10:00"
     assert metrics_row({**row, "action_log": None})["action_log"] == []
+
+
+def test_the_named_subsets_are_fields_of_the_row_and_a_typo_fails() -> None:
+    assert EPISODE_KEYS == REPORT_KEYS and set(REPORT_KEYS) <= set(METRIC_KEYS)
+    assert REPORT_KEYS[:6] == ("episode", "task", "seed", "won", "reward", "grader_score")
+    assert set(COMPARABLE_KEYS) <= set(EPISODE_SCHEMA)
+    row = {**dict.fromkeys(EPISODE_SCHEMA, 1), "model": "fake", "index": 3}
+    assert list(comparable([row])[0]) == [*COMPARABLE_KEYS, "error", "skipped"]
+    with pytest.raises(ValueError, match="not fields of an episode row: \\['grader'\\]"):
+        _subset(("won", "grader"), EPISODE_SCHEMA)

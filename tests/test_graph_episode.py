@@ -11,7 +11,7 @@ from agent_models import GarbageModel, RaisingModel, SlowModel
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import NODES_PER_ACTION, compile_with_sqlite, recursion_limit
-from fakegang.graph.nodes import FALLBACK_PREFIX
+from fakegang.graph.reflection import FALLBACK_PREFIX
 from fakegang.graph.state import EpisodeOutput
 from fakegang.tools.memory import Memory
 

@@ -204,6 +204,19 @@ def test_insights_add_upvote_downvote_retire_and_stay_bounded(memory):
     assert len(insights.active(memory, "hard", n=100)) == insights.MAX_ACTIVE
 
 
+def test_retired_insights_and_vote_reports_stay_bounded(memory, monkeypatch):
+    monkeypatch.setattr(insights, "MAX_RETIRED", 2)
+    monkeypatch.setattr(insights, "VOTES_KEPT", 3)
+    for i in range(6):  # each episode adds its own claim; the others are downvoted, then retired
+        insights.update(memory, "hard", f"a{i}", {f"k{i}": f"claim {i}"})
+    rows = insights.all_insights(memory, "hard")
+    assert [r.key for r in rows if r.status == "retired"] == ["k2", "k3"]  # the newest retired
+    assert [r.key for r in rows if r.status == "active"] == ["k4", "k5"]
+    kept = [r["thread_id"] for r in memory.db.query("select thread_id from insight_votes")]
+    assert sorted(kept) == ["a3", "a4", "a5"]  # the newest reports, even within one second
+    assert insights.update(memory, "hard", "a5", {"k5": "claim 5"})["added"] == 1  # re-run
+
+
 # ------------------------------------------------------------------------------------ expert
 def test_expert_spec_is_checked():
     assert parse_expert_spec("expert:0.9") == 0.9

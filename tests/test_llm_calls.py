@@ -15,7 +15,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from fakegang.tools.chat_models import ModelConfigError, ModelSettings, make_chat_model
 from fakegang.tools.fake_llm import FakeChatModel
-from fakegang.tools.llm import decide, parse_decision, reflect, strip_reasoning
+from fakegang.tools.llm import decide, reflect
+from fakegang.tools.llm_parse import parse_decision, strip_reasoning
 
 CHOICES = ["inspect u_1a2b3c", "flag u_1a2b3c", "submit"]
 FAST = ModelSettings(spec="fake", timeout_s=5.0, max_retries=2, retry_backoff_s=0.01)

@@ -90,7 +90,7 @@ def test_real_decision_and_reflection(model):
 
 
 def test_the_stable_prompt_prefix_is_reused(model):
-    from fakegang.tools.llm import decision_schema
+    from fakegang.tools.llm_parse import decision_schema
 
     outputs = []
     for case, choices in CASES:

@@ -130,3 +130,28 @@ def test_a_database_from_before_the_reuse_columns_gets_them(tmp_path) -> None:
     rows = mem.steps("t")
     assert [r["llm_prompt_tokens_reused"] for r in rows] == [None, 450]
     assert rows[0]["llm_latency_s"] == 2.5  # the old row is kept as it was
+
+
+def test_trim_keeps_the_newest_rows_of_one_task_only(tmp_path) -> None:
+    mem = Memory(tmp_path / "m.sqlite")
+    mem.db["bounded"].insert_all(
+        [{"id": i, "task": "easy" if i % 2 else "hard", "at": f"{i:04d}"} for i in range(1, 1201)],
+        pk="id",
+    )
+    args = dict(key="id", where="task = ?", args=["easy"], order="at desc", keep=3)
+    assert mem.keys_beyond("bounded", **args)[:2] == [1193, 1191]  # past the 3 newest
+    assert mem.trim("bounded", **args) == 597  # more than one 500-parameter chunk
+    easy = [r["id"] for r in mem.db.query("select id from bounded where task = 'easy'")]
+    assert easy == [1195, 1197, 1199]
+    assert mem.db["bounded"].count == 3 + 600  # the other task's rows are untouched
+    assert mem.trim("bounded", **args) == 0  # already within the bound
+    assert mem.trim("bounded", key="id", order="id desc", keep=1) == 602  # no where: whole table
+    assert [r["id"] for r in mem.db.query("select id from bounded")] == [1200]
+
+
+def test_trim_in_a_read_only_memory_deletes_nothing(tmp_path) -> None:
+    db = tmp_path / "m.sqlite"
+    Memory(db).db["bounded"].insert_all([{"id": i} for i in range(5)], pk="id")
+    ro = Memory(db, read_only=True)
+    assert ro.trim("bounded", key="id", order="id desc", keep=1) == 0
+    assert ro.db["bounded"].count == 5

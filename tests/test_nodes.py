@@ -7,7 +7,7 @@ import uuid
 import pytest
 from langgraph.runtime import Runtime
 
-from fakegang.graph import nodes, resources
+from fakegang.graph import nodes, reflection, resources
 from fakegang.graph.context import Context
 from fakegang.tools.memory import Memory
 
@@ -160,8 +160,8 @@ def test_reflect_records_learns_and_is_idempotent(ctx) -> None:
     state["llm"] = {"status": "skipped"}
     state |= call(nodes.step_env, state, ctx, thread_id)
     assert state["done"]
-    first = call(nodes.reflect, state, ctx, thread_id)["result"]
-    second = call(nodes.reflect, state, ctx, thread_id)["result"]
+    first = call(reflection.reflect, state, ctx, thread_id)["result"]
+    second = call(reflection.reflect, state, ctx, thread_id)["result"]
     mem = Memory(ctx.db_path)
     assert first["final_message"].startswith("[LOSS]")  # nothing flagged
     assert second["won"] == first["won"] and second["reward"] == first["reward"]

@@ -187,7 +187,7 @@ def _make_bedrock(settings: ModelSettings) -> BaseChatModel:
             "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or AWS_PROFILE, or a Bedrock API key "
             "in AWS_BEARER_TOKEN_BEDROCK"
         )
-    # botocore does not retry: fakegang.tools.llm owns retries and backoff, so that
+    # botocore does not retry: fakegang.tools.llm_retry owns retries and backoff, so that
     # max_retries means the same thing for every model.
     config = Config(
         connect_timeout=min(10.0, settings.timeout_s),

@@ -64,15 +64,14 @@ def record(
             },
             pk="thread_id",
         )
-        old = list(
-            memory.db.query(
-                "select thread_id from credit where task = ? order by created_at desc, rowid desc "
-                "limit -1 offset ?",
-                [task, CREDIT_WINDOW],
-            )
+        memory.trim(
+            "credit",
+            key="thread_id",
+            where="task = ?",
+            args=[task],
+            order="created_at desc, rowid desc",
+            keep=CREDIT_WINDOW,
         )
-        for r in old:
-            memory.db["credit"].delete(r["thread_id"])
 
 
 def task_credit(memory: Memory, task: str) -> Credit:

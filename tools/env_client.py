@@ -14,15 +14,13 @@ from typing import Any
 
 import httpx
 
-from fakegang_env.schema import PlainObservation
+from fakegang_env.schema import TOKEN_ENV, PlainObservation
 
 RETRYABLE = (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout)
-#: The bearer token of a server started with one (`fakegang env serve --token`); the same
-#: variable the server reads, so an embedded server and its client agree without a flag.
-TOKEN_ENV = "FAKEGANG_ENV_TOKEN"
 
 
 def env_token() -> str | None:
+    """The bearer token of a server started with one (`$FAKEGANG_ENV_TOKEN`), or None."""
     return os.environ.get(TOKEN_ENV) or None
 
 

@@ -1,6 +1,7 @@
 """One definition of an episode row, from which everything that names its fields is derived:
-the `episodes` table (tools/memory.py), the metrics.jsonl keys and their order (the seed's
-seventeen, then ours), the keys of the graph's `result`, and so the report's and bench's rows.
+the `episodes` table (tools/memory_schema.py), the metrics.jsonl keys and their order (the
+seed's seventeen, then ours), the keys of the graph's `result`, the report's episode table and
+the evaluation fields that must not depend on scheduling.
 
 Columns are listed in the seed's metrics order, so METRIC_KEYS keeps that order.
 """
@@ -61,6 +62,63 @@ EPISODE_SCHEMA: dict[str, type] = {c.name: c.type for c in EPISODE_COLUMNS}
 METRIC_KEYS: tuple[str, ...] = tuple(c.metric for c in EPISODE_COLUMNS if c.metric)
 #: The outcome columns the graph's `result` carries (with final_message and learn_status).
 RESULT_KEYS: tuple[str, ...] = tuple(c.name for c in EPISODE_COLUMNS if c.in_result)
+
+
+def _subset(names: tuple[str, ...], of: tuple[str, ...] | dict[str, type]) -> tuple[str, ...]:
+    """`names` unchanged, after checking each is a field of the row (a typo fails at import)."""
+    unknown = [n for n in names if n not in of]
+    if unknown:
+        raise ValueError(f"not fields of an episode row: {unknown}")
+    return names
+
+
+#: The report's per-episode table (metrics keys), in the order it shows them.
+REPORT_KEYS: tuple[str, ...] = _subset(
+    (
+        "episode",
+        "task",
+        "seed",
+        "won",
+        "reward",
+        "grader_score",
+        "steps_used",
+        "recall",
+        "precision",
+        "alpha_used",
+        "mode_agree",
+        "mode_rule",
+        "mode_llm",
+        "llm_calls",
+        "llm_tokens",
+        "n_reflections_used",
+        "had_few_shot",
+    ),
+    METRIC_KEYS,
+)
+#: Fields of an evaluated episode that must not depend on how the episodes were scheduled
+#: (sequential, concurrent, worker processes, Ray): `fakegang eval` compares these.
+COMPARABLE_KEYS: tuple[str, ...] = _subset(
+    (
+        "task",
+        "seed",
+        "won",
+        "reward",
+        "grader_score",
+        "steps_used",
+        "recall",
+        "precision",
+        "final_message",
+        "alpha_used",
+        "mode_agree",
+        "mode_rule",
+        "mode_llm",
+        "llm_calls",
+        "llm_tokens",
+        "llm_errors",
+        "action_log",
+    ),
+    EPISODE_SCHEMA,
+)
 
 
 def metrics_row(row: dict) -> dict:

@@ -300,16 +300,14 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
                 "created_at": utc_now(),
             },
         )
-        old = [
-            r["version"]
-            for r in memory.db.query(
-                "select version from weight_versions where task = ? order by version desc "
-                "limit -1 offset ?",
-                [task, MAX_VERSIONS_PER_TASK],
-            )
-        ]
-        for v in old:
-            memory.db.execute("delete from weight_versions where version = ?", [v])
+        memory.trim(
+            "weight_versions",
+            key="version",
+            where="task = ?",
+            args=[task],
+            order="version desc",
+            keep=MAX_VERSIONS_PER_TASK,
+        )
     produced = version_of_thread(memory, thread_id)
     assert produced is not None
     return produced

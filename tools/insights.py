@@ -230,31 +230,29 @@ def update(memory: Memory, task: str, thread_id: str, claims: dict[str, str]) ->
         _bound(memory, task, now)
         votes = memory.db["insight_votes"]
         votes.upsert({"thread_id": thread_id, "ops": json.dumps(ops), "at": now}, pk="thread_id")
-        # bounded: the status of a re-run is only needed for the episode being re-run
-        memory.db.execute(
-            "delete from insight_votes where thread_id not in "
-            "(select thread_id from insight_votes order by at desc limit ?)",
-            [VOTES_KEPT],
-        )
+        # bounded: the status of a re-run is only needed for the episode being re-run; `at` has
+        # one-second resolution, so insertion order breaks ties (the newest reports stay)
+        memory.trim("insight_votes", key="thread_id", order="at desc, rowid desc", keep=VOTES_KEPT)
     return ops
 
 
 def _bound(memory: Memory, task: str, now: str) -> None:
-    extra = list(
-        memory.db.query(
-            "select id from insights where task = ? and status = 'active' "
-            "order by importance desc, id limit -1 offset ?",
-            [task, MAX_ACTIVE],
-        )
+    """Retire the least important active insights beyond MAX_ACTIVE; keep MAX_RETIRED retired."""
+    extra = memory.keys_beyond(
+        "insights",
+        key="id",
+        where="task = ? and status = 'active'",
+        args=[task],
+        order="importance desc, id",
+        keep=MAX_ACTIVE,
     )
-    for r in extra:
-        memory.db["insights"].update(r["id"], {"status": "retired", "updated_at": now})
-    old = list(
-        memory.db.query(
-            "select id from insights where task = ? and status = 'retired' "
-            "order by updated_at desc, id desc limit -1 offset ?",
-            [task, MAX_RETIRED],
-        )
+    for insight_id in extra:
+        memory.db["insights"].update(insight_id, {"status": "retired", "updated_at": now})
+    memory.trim(
+        "insights",
+        key="id",
+        where="task = ? and status = 'retired'",
+        args=[task],
+        order="updated_at desc, id desc",
+        keep=MAX_RETIRED,
     )
-    for r in old:
-        memory.db["insights"].delete(r["id"])

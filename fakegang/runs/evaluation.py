@@ -12,8 +12,9 @@ then rewritten in seed order.
 
 Workers play against `env_url` when given; otherwise each worker process embeds its own server
 (started once per process): a server shared from this process would serialise their
-environment work on its interpreter lock, and on a Ray cluster it would not be reachable. The local llama.cpp model
-loads once per worker process (each holds its own copy): keep concurrency low with it.
+environment work on its interpreter lock, and on a Ray cluster it would not be reachable. The
+local llama.cpp model loads once per worker process (each holds its own copy): keep concurrency
+low with it.
 """
 
 from __future__ import annotations
@@ -27,37 +28,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from fakegang.tools.env_client import EnvClient
 from fakegang.graph import resources
-from fakegang.runs.runner import environment
 from fakegang.runs.backends import BackendError, Plan, start_ray, warm_up
 from fakegang.runs.distributed import play_jobs
 from fakegang.runs.progress import Progress
+from fakegang.runs.runner import environment
 from fakegang.runs.worker import EpisodeJob, driver_settings, episode_row, remove_leftovers
+from fakegang.tools.env_client import EnvClient
+from fakegang.tools.episode_row import COMPARABLE_KEYS
 from fakegang.tools.memory import EVAL_RUN_PREFIX, Memory, utc_now
 
 __all__ = ["EvalError", "Progress", "comparable", "episode_row", "evaluate", "summarize"]
-
-#: Per-episode fields that must not depend on how the episodes were scheduled.
-RESULT_KEYS = (
-    "task",
-    "seed",
-    "won",
-    "reward",
-    "grader_score",
-    "steps_used",
-    "recall",
-    "precision",
-    "final_message",
-    "alpha_used",
-    "mode_agree",
-    "mode_rule",
-    "mode_llm",
-    "llm_calls",
-    "llm_tokens",
-    "llm_errors",
-    "action_log",
-)
 
 
 class EvalError(ValueError):
@@ -226,4 +207,4 @@ def evaluate(
 
 def comparable(rows: list[dict]) -> list[dict]:
     """The scheduling-independent part of result rows (what sequential and concurrent share)."""
-    return [{k: r.get(k) for k in (*RESULT_KEYS, "error", "skipped")} for r in rows]
+    return [{k: r.get(k) for k in (*COMPARABLE_KEYS, "error", "skipped")} for r in rows]

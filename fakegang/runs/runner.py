@@ -19,14 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fakegang.runs.testhooks import callbacks
 from fakegang.graph import resources
 from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
 from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
+from fakegang.runs.testhooks import callbacks
 from fakegang.tools.chat_models import describe_model
 from fakegang.tools.episode_row import metrics_row
-from fakegang_env.tasks import get_task
+from fakegang_env.tasks import TASK_NAMES, get_task
 
 THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")
 #: The seed's curriculum: (first episode index of the phase, its task, the line that opens it).
@@ -36,6 +36,8 @@ CURRICULUM = (
     (35, "hard", "=== Phase 3: Hard — feature-only detection ==="),
 )
 PHASES = {start: banner for start, _task, banner in CURRICULUM}
+
+
 @dataclass
 class TrainOptions:
     env_url: str | None = None
@@ -151,7 +153,7 @@ class ProgressPrinter:
     def summary(self, title: str) -> None:
         bar = "━" * 70
         self.print(f"\n{bar}\n  {title} SUMMARY\n{bar}")
-        for task in ("easy", "medium", "hard"):
+        for task in TASK_NAMES:
             recs = self.by_task[task]
             if not recs:
                 continue

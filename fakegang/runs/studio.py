@@ -29,8 +29,9 @@ from typing import TextIO
 
 import httpx
 
-from fakegang.runs.runner import environment
+from fakegang.graph.context import env_var
 from fakegang.runs.checkpoint_tables import table_names, thread_ids
+from fakegang.runs.runner import environment
 
 GRAPH_ID = "fakegang"
 OFFLINE_ENV = {
@@ -196,8 +197,8 @@ def run_studio(
             env = {
                 **os.environ,
                 **OFFLINE_ENV,
-                "FAKEGANG_DB_PATH": str(db),
-                "FAKEGANG_ENV_URL": live_env,
+                env_var("db_path"): str(db),  # what the graph's Context reads
+                env_var("env_url"): live_env,
             }
             argv = [executable, "dev", "--no-browser", "--no-reload", "--host", host]
             argv += ["--port", str(port), "--config", str(config)]

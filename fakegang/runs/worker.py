@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fakegang.graph.context import ENV_PREFIX
+
 #: Test hook: `PATH:NODE[:SKIP]` SIGKILLs the worker process at the start of NODE (after SKIP
 #: earlier starts of it in that process), once across all processes (the first to create PATH).
 KILL_ENV_VAR = "FAKEGANG_TEST_KILL_WORKER"
@@ -61,11 +63,11 @@ class EpisodeOutcome:
 def driver_settings() -> tuple[tuple[str, str], ...]:
     """The FAKEGANG_* variables of this process: Context reads its settings from them, and a
     worker on another machine (or a forkserver started earlier) would not otherwise see them."""
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("FAKEGANG_")))
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
 
 
 def _apply_settings(env: tuple[tuple[str, str], ...]) -> None:
-    for key in [k for k in os.environ if k.startswith("FAKEGANG_")]:
+    for key in [k for k in os.environ if k.startswith(ENV_PREFIX)]:
         os.environ.pop(key)
     os.environ.update(dict(env))
 
@@ -112,7 +114,7 @@ def worker_identity() -> dict[str, Any]:
 
 def episode_row(state: dict, *, task: str, model: str, seed: int, index: int) -> dict:
     """One result row of an evaluated episode, from its final graph state."""
-    from fakegang.graph.nodes import tally_columns
+    from fakegang.graph.state import tally_columns
 
     result, tally = state["result"], state["tally"]
     return {

@@ -19,7 +19,8 @@ import os
 import socket
 from typing import Any
 
-TOKEN_ENV = "FAKEGANG_ENV_TOKEN"
+from fakegang_env.schema import TOKEN_ENV
+
 OPEN_PATHS = frozenset({"/health"})
 MIN_TOKEN_CHARS = 16
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
