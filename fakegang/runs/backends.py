@@ -13,15 +13,16 @@ SQLite shard (fakegang/runs/shards.py) for the driver to merge.
   the graph's bookkeeping hold the interpreter lock. A killed worker breaks the whole pool
   (`BrokenProcessPool`) and the standard library does not retry, so the jobs that had not
   finished are resubmitted to a fresh pool, up to `max_retries` times each.
-How `campaign` plugs in (one job per campaign; rounds stay sequential inside it): a picklable
-`CampaignJob` and a module-level `play_campaign_job(job, snapshot)` that writes the snapshot to a
-shard (`shards.write_shard`), calls `play_campaign(..., db_path=shard)`, and returns its summary
-with `shards.shard_bytes(shard)`; the driver merges each shard (`shards.merge_shard`, keyed by
-the campaign's thread ids, plus the campaign's own learned tables, which travel with it).
-
 * `ray`: one Ray task per job with Ray's own retries (`max_retries`) for a worker process or
   node that dies; a local instance (`num_cpus` = concurrency) unless `address` names a cluster
   (`auto`, or the head's `host:port`).
+
+`campaign` plugs in with one job per campaign (per campaign x mode with `--compare`; rounds
+stay sequential inside it): a picklable `CampaignJob` and the module-level
+`play_campaign_job(job, start)` (fakegang/runs/campaign_worker.py), where `start` is the starting
+memory (a `--from-db` copy, or None for a fresh one); the driver (campaign_sweep.py) keeps each
+returned shard as the campaign's own database and merges its rounds into `--db`
+(`shards.merge_shard`, keyed by the campaign's thread ids and run id).
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ from typing import Any
 BACKENDS = ("local", "ray")
 RAY_EXTRA_HINT = 'the Ray backend needs the "ray" extra: pip install "fakegang[ray]"'
 #: Modules the forkserver imports once, so forked workers start without re-importing them.
-PRELOAD = ("fakegang.runs.worker", "fakegang.graph.graph", "fakegang_env.server.app")
+PRELOAD = (
+    "fakegang.runs.worker",
+    "fakegang.runs.campaign_worker",
+    "fakegang.graph.graph",
+    "fakegang_env.server.app",
+)
 
 OnDone = Callable[[Any, Any, BaseException | None], None]
 
