@@ -157,13 +157,16 @@ def test_a_killed_worker_plays_its_campaign_again_and_records_it_once(
     _same_as_sequential(sequential, summary, db)
 
 
-def test_local_ray_equals_sequential(sequential, tmp_path):
+def test_local_ray_equals_sequential_and_retries_a_killed_worker(sequential, tmp_path, monkeypatch):
     ray = pytest.importorskip(
         "ray", reason='the ray extra is not installed (pip install "fakegang[ray]")'
     )
+    marker = tmp_path / "killed"
+    monkeypatch.setenv(KILL_ENV_VAR, f"{marker}:step_env:5")
     db = tmp_path / "ray.sqlite"
     summary = _play(db, backend="ray", concurrency=2)
     assert not ray.is_initialized()  # the local instance it started is shut down
+    assert marker.exists()  # a Ray worker process really was SIGKILLed mid-round
     _same_as_sequential(sequential, summary, db)
 
 

@@ -201,7 +201,7 @@ def run_campaigns(
         remove_leftovers(f"campaign-{tag}")
     if failures:
         lines = [f"campaign {c} ({m}): {why}" for (c, m), why in sorted(failures.items())]
-        kept = f"; the {len(results)} that finished are in {db}" if db and results else ""
+        kept = f"; the ones that finished are kept in {db}" if db and results else ""
         raise CampaignFailed(f"{len(failures)} campaign(s) failed{kept}:\n  " + "\n  ".join(lines))
     ordered = [results[(c, m)] for c in campaigns for m in modes]  # sequential order
     return summarise(

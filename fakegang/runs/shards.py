@@ -8,6 +8,8 @@ The driver merges it (`merge_shard`): per thread id, in one transaction, the mai
 that thread are deleted and the shard's copied in. A retried episode has the same thread id, so
 merging twice (or merging a retry after a partial attempt) never duplicates a row, and
 `fakegang runs`, `replay`, `report` and Studio see the episode as if it had run locally.
+A campaign's shard (fakegang/runs/campaign_worker.py) is the campaign's whole memory: its rounds
+are merged the same way, with its `runs` row; its learned tables stay in the shard.
 
 Hand-rolled on `ATTACH` + `INSERT ... SELECT` because neither LangGraph's SqliteSaver nor
 sqlite-utils copies rows between databases; the checkpoint tables are LangGraph's own schema
