@@ -12,8 +12,9 @@ then rewritten in seed order.
 
 Workers play against `env_url` when given; otherwise each worker process embeds its own server
 (started once per process): a server shared from this process would serialise their
-environment work on its interpreter lock, and on a Ray cluster it would not be reachable. The local llama.cpp model
-loads once per worker process (each holds its own copy): keep concurrency low with it.
+environment work on its interpreter lock, and on a Ray cluster it would not be reachable. The
+local llama.cpp model loads once per worker process (each holds its own copy): keep concurrency
+low with it.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from fakegang.tools.env_client import EnvClient
 from fakegang.graph import resources
-from fakegang.runs.runner import environment
 from fakegang.runs.backends import BackendError, Plan, start_ray, warm_up
 from fakegang.runs.distributed import play_jobs
 from fakegang.runs.progress import Progress
+from fakegang.runs.runner import environment
 from fakegang.runs.worker import EpisodeJob, driver_settings, episode_row, remove_leftovers
+from fakegang.tools.env_client import EnvClient
 from fakegang.tools.memory import EVAL_RUN_PREFIX, Memory, utc_now
 
 __all__ = ["EvalError", "Progress", "comparable", "episode_row", "evaluate", "summarize"]

@@ -26,7 +26,6 @@ import uuid
 from pathlib import Path
 from typing import TextIO
 
-from fakegang.tools.memory import Memory
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
@@ -36,7 +35,7 @@ from fakegang.runs.runner import TrainOptions, claim_run, context_for, environme
 from fakegang.runs.runs import outcome_of
 from fakegang.tools.actions import format_action, parse_action
 from fakegang.tools.env_client import reset_options
-from fakegang.tools.memory import utc_now
+from fakegang.tools.memory import Memory, utc_now
 
 
 class ForkError(ValueError):

@@ -17,9 +17,9 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from fakegang.runs.fork import resume_fork
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
+from fakegang.runs.fork import resume_fork
 from fakegang.runs.pausing import PauseControl
 from fakegang.runs.runner import (
     ProgressPrinter,

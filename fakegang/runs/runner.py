@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fakegang.runs.testhooks import callbacks
 from fakegang.graph import resources
 from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
 from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
+from fakegang.runs.testhooks import callbacks
 from fakegang.tools.chat_models import describe_model
 from fakegang.tools.episode_row import metrics_row
 from fakegang_env.tasks import get_task
@@ -36,6 +36,8 @@ CURRICULUM = (
     (35, "hard", "=== Phase 3: Hard — feature-only detection ==="),
 )
 PHASES = {start: banner for start, _task, banner in CURRICULUM}
+
+
 @dataclass
 class TrainOptions:
     env_url: str | None = None

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fakegang.graph.graph import compile_with_sqlite
-from fakegang.tools.memory import Memory
 from fakegang.runs.runner import TrainOptions, episode_thread_id, schedule
+from fakegang.tools.memory import Memory
 
 
 class RunsError(LookupError):

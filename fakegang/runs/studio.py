@@ -29,8 +29,8 @@ from typing import TextIO
 
 import httpx
 
-from fakegang.runs.runner import environment
 from fakegang.runs.checkpoint_tables import table_names, thread_ids
+from fakegang.runs.runner import environment
 
 GRAPH_ID = "fakegang"
 OFFLINE_ENV = {

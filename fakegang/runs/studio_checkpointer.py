@@ -16,7 +16,6 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from fakegang.graph.context import Context
 
 
-
 def db_path() -> str:
     """FAKEGANG_DB_PATH, else the default: read through `Context`, which owns both."""
     return Context().db_path
