@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from fakegang.cli_agent import parse_seed_range
+from fakegang.cli_eval import add_scale_arguments
 from fakegang_env.tactics import TACTICS_NAMES
 from fakegang_env.tasks import TASKS
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
-    from fakegang.runs.campaign import run_campaigns, write_outputs
+    from fakegang.runs.campaign import write_outputs
+    from fakegang.runs.campaign_sweep import CampaignError, CampaignFailed, run_campaigns
     from fakegang.tools.chat_models import ModelConfigError, ModelSettings, make_chat_model
 
     if args.model.startswith("expert:") and args.env_url:
@@ -26,18 +29,30 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     except ModelConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    summary = run_campaigns(
-        task=args.task,
-        tactics=args.tactics,
-        campaigns=list(args.campaigns),
-        rounds=args.rounds,
-        model=args.model,
-        compare=args.compare,
-        db=args.db,
-        from_db=args.from_db,
-        env_url=args.env_url,
-        alpha_rule=args.alpha,
-    )
+    default_workers = os.cpu_count() or 1 if args.backend == "ray" else 1
+    try:
+        summary = run_campaigns(
+            task=args.task,
+            tactics=args.tactics,
+            campaigns=list(args.campaigns),
+            rounds=args.rounds,
+            model=args.model,
+            compare=args.compare,
+            db=args.db,
+            from_db=args.from_db,
+            env_url=args.env_url,
+            alpha_rule=args.alpha,
+            concurrency=args.concurrency or default_workers,
+            backend=args.backend,
+            address=args.address,
+            progress=not args.no_progress,
+        )
+    except CampaignError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except CampaignFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if args.out:
         json_path, png_path = write_outputs(summary, args.out)
         print(f"wrote {json_path} and {png_path}", file=sys.stderr)
@@ -69,10 +84,16 @@ def add_campaign_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=_rounds, default=10)
     p.add_argument("--model", default="fake", help="fake | local | expert:P | bedrock | ...")
     p.add_argument("--compare", action="store_true", help="also play static and oracle")
-    p.add_argument("--db", help="keep each campaign's database as DB-<mode>-c<N>.sqlite")
+    p.add_argument(
+        "--db",
+        help="merge every round into DB (runs, replay, report) and keep each campaign's own "
+        "memory as DB-<mode>-c<N>.sqlite",
+    )
     p.add_argument("--from-db", help="start every campaign from a copy of this memory")
     p.add_argument("--env-url", help="use this environment server instead of an embedded one")
     p.add_argument("--alpha", choices=("credit", "seed"), default="credit")
+    add_scale_arguments(p, unit="campaigns (x modes with --compare)")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--out", help="directory for campaign.json and campaign.png")
     p.set_defaults(func=cmd_campaign)

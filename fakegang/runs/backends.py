@@ -13,15 +13,16 @@ SQLite shard (fakegang/runs/shards.py) for the driver to merge.
   the graph's bookkeeping hold the interpreter lock. A killed worker breaks the whole pool
   (`BrokenProcessPool`) and the standard library does not retry, so the jobs that had not
   finished are resubmitted to a fresh pool, up to `max_retries` times each.
-How `campaign` plugs in (one job per campaign; rounds stay sequential inside it): a picklable
-`CampaignJob` and a module-level `play_campaign_job(job, snapshot)` that writes the snapshot to a
-shard (`shards.write_shard`), calls `play_campaign(..., db_path=shard)`, and returns its summary
-with `shards.shard_bytes(shard)`; the driver merges each shard (`shards.merge_shard`, keyed by
-the campaign's thread ids, plus the campaign's own learned tables, which travel with it).
-
 * `ray`: one Ray task per job with Ray's own retries (`max_retries`) for a worker process or
   node that dies; a local instance (`num_cpus` = concurrency) unless `address` names a cluster
   (`auto`, or the head's `host:port`).
+
+`campaign` plugs in with one job per campaign (per campaign x mode with `--compare`; rounds
+stay sequential inside it): a picklable `CampaignJob` and the module-level
+`play_campaign_job(job, start)` (fakegang/runs/campaign_worker.py), where `start` is the starting
+memory (a `--from-db` copy, or None for a fresh one); the driver (campaign_sweep.py) keeps each
+returned shard as the campaign's own database and merges its rounds into `--db`
+(`shards.merge_shard`, keyed by the campaign's thread ids and run id).
 """
 
 from __future__ import annotations
@@ -34,10 +35,17 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from fakegang.graph.context import ENV_PREFIX
+
 BACKENDS = ("local", "ray")
 RAY_EXTRA_HINT = 'the Ray backend needs the "ray" extra: pip install "fakegang[ray]"'
 #: Modules the forkserver imports once, so forked workers start without re-importing them.
-PRELOAD = ("fakegang.runs.worker", "fakegang.graph.graph", "fakegang_env.server.app")
+PRELOAD = (
+    "fakegang.runs.worker",
+    "fakegang.runs.campaign_worker",
+    "fakegang.graph.graph",
+    "fakegang_env.server.app",
+)
 
 OnDone = Callable[[Any, Any, BaseException | None], None]
 
@@ -159,7 +167,7 @@ def _run_processes(fn, jobs, shared, plan: Plan, on_done: OnDone) -> None:
 # ------------------------------------------------------------------------------ ray
 def ray_settings() -> dict[str, str]:
     """Variables Ray workers get: the driver's FAKEGANG_* settings, no usage reporting."""
-    env = {k: v for k, v in os.environ.items() if k.startswith("FAKEGANG_")}
+    env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)}
     env["RAY_USAGE_STATS_ENABLED"] = "0"
     return env
 

@@ -2,19 +2,21 @@
 
 The unit of work is `play_campaign(...)`: one campaign (task, tactics, campaign seed, rounds) in
 one mode, with plain picklable arguments and a plain dict result, so a caller can ship it to a
-worker process (or a Ray task) unchanged. Modes:
-- `static`: the agent with learning off (shipped weights, memory read-only: nothing is learned);
+worker process (or a Ray task) unchanged (fakegang/runs/campaign_worker.py does; the sweep over
+campaigns and modes is fakegang/runs/campaign_sweep.py). Modes:
+- `static`: the agent with learning off (shipped weights, nothing learned; its rounds are still
+  recorded, as `eval` records its episodes, and nothing it plays reads them back);
 - `learning`: the agent learning from every debrief (refit, credit α, insights);
 - `oracle`: the environment's oracle policy (knows the ring), the ceiling.
 The agent modes play through the real graph against an environment server (the embedded one
-unless `env_url` is given), each campaign in its own fresh database (or a copy of `from_db`).
+unless `env_url` is given), each campaign in its own fresh database (or a copy of `from_db`),
+as a run of its own (`campaign_run_id`: `fakegang runs` and `report` list its rounds).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.runner import environment, episode_config
+from fakegang.tools.memory import utc_now
 from fakegang_env.engine import Episode
 from fakegang_env.policies import make_policy
 from fakegang_env.tactics import campaign_schedule
@@ -39,6 +42,32 @@ def round_thread_id(task: str, tactics: str, campaign: int, k: int, mode: str, t
     return str(uuid.uuid5(CAMPAIGN_NAMESPACE, f"{tag}:{task}:{tactics}:{campaign}:{k}:{mode}"))
 
 
+def campaign_run_id(tag: str, mode: str, campaign: int) -> str:
+    """The run id of one campaign in one mode (`tag` names the invocation that played it)."""
+    return f"campaign-{tag}-{mode}-c{campaign}"
+
+
+def campaign_threads(settings: dict[str, Any]) -> list[tuple[int, str, int, str]]:
+    """(episode, task, seed, thread id) of every round of a campaign run, from its settings."""
+    task, tactics, campaign = settings["task"], settings["tactics"], settings["campaign"]
+    mode, tag = settings["mode"], settings["tag"]
+    return [
+        (spec.round + 1, task, spec.seed,
+         round_thread_id(task, tactics, campaign, spec.round, mode, tag))
+        for spec in campaign_schedule(task, campaign, settings["rounds"], tactics)
+    ]  # fmt: skip
+
+
+def round_line(mode: str, campaign: int, rounds: int, row: dict[str, Any]) -> str:
+    """The progress line of one played round."""
+    alpha = "" if row.get("alpha") is None else f" α={row['alpha']:.2f}"
+    return (
+        f"{mode:8s} campaign {campaign} round {row['round'] + 1}/{rounds} "
+        f"regime {row['regime']}: {'WIN ' if row['won'] else 'LOSS'} "
+        f"grader={row['grader_score']:.2f}{alpha} llm={row['llm_calls']}/{row['actions']}"
+    )
+
+
 def _oracle_round(task: str, campaign: int, k: int, tactics: str) -> dict[str, Any]:
     ep = Episode.for_round(task, campaign, k, tactics)
     policy = make_policy("oracle", network=ep.network)
@@ -50,8 +79,13 @@ def _oracle_round(task: str, campaign: int, k: int, tactics: str) -> dict[str, A
     if not ep.done:
         ep.step("submit", None)
     g = ep.grader()
-    return {"won": bool(g["won"]), "grader_score": g["score"], "actions": ep.action_count,
-            "llm_calls": 0, "alpha": None}
+    return {
+        "won": bool(g["won"]),
+        "grader_score": g["score"],
+        "actions": ep.action_count,
+        "llm_calls": 0,
+        "alpha": None,
+    }
 
 
 def play_campaign(
@@ -67,9 +101,15 @@ def play_campaign(
     from_db: str | None = None,
     alpha_rule: str = "credit",
     progress: Progress | None = None,
+    tag: str | None = None,
+    callbacks: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Play one campaign in one mode; returns {task, tactics, campaign, mode, model, rounds:[...]}
-    with per round: round, regime, seed, won, grader_score, actions, llm_calls, alpha."""
+    with per round: round, regime, seed, won, grader_score, actions, llm_calls, alpha.
+
+    `tag` names the invocation (the run id and thread ids derive from it, so a worker that plays
+    the campaign again records the same threads); default: a fresh one. `callbacks` are LangGraph
+    callbacks for every round (test hooks)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     schedule = campaign_schedule(task, campaign, rounds, tactics)
@@ -92,7 +132,12 @@ def play_campaign(
         db_path = str(Path(tmp_dir) / f"{mode}-{campaign}.sqlite")
     if from_db:
         shutil.copyfile(from_db, db_path)
-    tag = uuid.uuid4().hex[:8]  # a database reused across invocations never mixes threads
+    tag = tag or uuid.uuid4().hex[:8]  # a database reused across invocations never mixes threads
+    run_id = campaign_run_id(tag, mode, campaign)
+    settings = {
+        "kind": "campaign", "task": task, "tactics": tactics, "campaign": campaign,
+        "rounds": rounds, "mode": mode, "model": model, "tag": tag, "alpha_rule": alpha_rule,
+    }  # fmt: skip
     try:
         with environment(env_url) as url:
             ctx = Context(
@@ -100,45 +145,30 @@ def play_campaign(
                 db_path=db_path,
                 model=model,
                 learn=mode == "learning",
+                # static rounds are recorded too (outcome, steps); with learning off nothing
+                # read during play depends on them (α and weights come from tables it never writes)
+                record=True,
                 refit=mode == "learning",
                 alpha_rule=alpha_rule,
             )
+            memory = resources.memory(ctx)
+            memory.upsert_run(
+                {"run_id": run_id, "status": "running", "model": model, "started_at": utc_now(),
+                 "settings": json.dumps(settings), "episodes_total": rounds}
+            )  # fmt: skip
             app = compile_with_sqlite(db_path)
+            if callbacks:
+                app = app.with_config(callbacks=callbacks)
+            status = "interrupted"
             try:
                 for spec in schedule:
-                    thread_id = round_thread_id(task, tactics, campaign, spec.round, mode, tag)
-                    inp = {
-                        "task": task,
-                        "tactics": tactics,
-                        "campaign": campaign,
-                        "round": spec.round,
-                        "run_id": f"campaign-{tag}",
-                        "episode": spec.round + 1,
-                    }
-                    config = episode_config(thread_id, task)
-                    app.invoke(inp, config, context=ctx, durability="exit")
-                    # the whole state, not invoke's output schema: action count, pinned weights
-                    final = app.get_state(config).values
-                    result, tally = final["result"], final["tally"]
-                    row = {
-                        "round": spec.round,
-                        "regime": spec.regime,
-                        "won": bool(result["won"]),
-                        "grader_score": float(result["grader_score"] or 0.0),
-                        "actions": int(final["action_count"]),
-                        "llm_calls": int(tally["llm_calls"]),
-                        "alpha": final["alpha"],
-                        "weights_version": final.get("weights_version", 0),
-                    }
+                    row = _agent_round(app, ctx, settings, spec, run_id)
                     out["rounds"].append(row)
                     if progress:
-                        progress(
-                            f"{mode:8s} campaign {campaign} round {spec.round + 1}/{rounds} "
-                            f"regime {spec.regime}: {'WIN ' if row['won'] else 'LOSS'} "
-                            f"grader={row['grader_score']:.2f} α={row['alpha']:.2f} "
-                            f"llm={row['llm_calls']}/{row['actions']}"
-                        )
+                        progress(round_line(mode, campaign, rounds, row))
+                status = "finished"
             finally:
+                memory.upsert_run({"run_id": run_id, "status": status})
                 conn = getattr(app.checkpointer, "conn", None)
                 if conn is not None:
                     conn.close()
@@ -149,8 +179,46 @@ def play_campaign(
     return out
 
 
-def summarise(results: list[dict[str, Any]], *, task: str, tactics: str, campaigns: list[int],
-              rounds: int, model: str) -> dict[str, Any]:
+def _agent_round(app, ctx: Context, settings: dict[str, Any], spec, run_id: str) -> dict[str, Any]:
+    """Play one round through the graph; its result row."""
+    task, tactics, campaign = settings["task"], settings["tactics"], settings["campaign"]
+    thread_id = round_thread_id(
+        task, tactics, campaign, spec.round, settings["mode"], settings["tag"]
+    )
+    inp = {
+        "task": task,
+        "tactics": tactics,
+        "campaign": campaign,
+        "round": spec.round,
+        "run_id": run_id,
+        "episode": spec.round + 1,
+    }
+    config = episode_config(thread_id, task)
+    app.invoke(inp, config, context=ctx, durability="exit")
+    # the whole state, not invoke's output schema: action count, pinned weights
+    final = app.get_state(config).values
+    result, tally = final["result"], final["tally"]
+    return {
+        "round": spec.round,
+        "regime": spec.regime,
+        "won": bool(result["won"]),
+        "grader_score": float(result["grader_score"] or 0.0),
+        "actions": int(final["action_count"]),
+        "llm_calls": int(tally["llm_calls"]),
+        "alpha": final["alpha"],
+        "weights_version": final.get("weights_version", 0),
+    }
+
+
+def summarise(
+    results: list[dict[str, Any]],
+    *,
+    task: str,
+    tactics: str,
+    campaigns: list[int],
+    rounds: int,
+    model: str,
+) -> dict[str, Any]:
     """The campaign JSON: curves, grader, auc, since_switch and llm_call_share per mode."""
     modes = [m for m in MODES if any(r["mode"] == m for r in results)]
     curves: dict[str, list[float]] = {}
@@ -231,7 +299,9 @@ def write_outputs(summary: dict[str, Any], out_dir: str) -> tuple[Path, Path]:
     for k, frac in sorted(switches.items()):
         ax.axvline(k + 0.5, color="tab:red", linestyle="--", alpha=0.2 + 0.8 * frac)
     if switches:
-        ax.plot([], [], color="tab:red", linestyle="--", label="regime switch (darker: more campaigns)")
+        ax.plot(
+            [], [], color="tab:red", linestyle="--", label="regime switch (darker: more campaigns)"
+        )
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel("round")
     ax.set_ylabel("win rate")
@@ -246,39 +316,3 @@ def write_outputs(summary: dict[str, Any], out_dir: str) -> tuple[Path, Path]:
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
     return json_path, png_path
-
-
-def run_campaigns(
-    *,
-    task: str,
-    tactics: str,
-    campaigns: list[int],
-    rounds: int,
-    model: str,
-    compare: bool,
-    db: str | None = None,
-    from_db: str | None = None,
-    env_url: str | None = None,
-    alpha_rule: str = "credit",
-    err=sys.stderr,
-) -> dict[str, Any]:
-    """Every campaign in every requested mode (one embedded server for all), then the summary."""
-    modes = list(MODES) if compare else ["learning"]
-    results = []
-    done, total = 0, len(modes) * len(campaigns)
-    with environment(env_url) as url:
-        for c in campaigns:
-            for m in modes:
-                db_path = None
-                if db and m != "oracle":
-                    db_path = str(Path(db).with_suffix("")) + f"-{m}-c{c}.sqlite"
-                results.append(
-                    play_campaign(
-                        task, tactics, c, rounds, model, m, db_path,
-                        env_url=url, from_db=from_db, alpha_rule=alpha_rule,
-                        progress=lambda line: print(f"  [{done + 1}/{total}] {line}", file=err),
-                    )
-                )
-                done += 1
-    return summarise(results, task=task, tactics=tactics, campaigns=campaigns, rounds=rounds,
-                     model=model)

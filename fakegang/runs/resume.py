@@ -85,6 +85,11 @@ def resume_run(
         return resume_fork(run_id, db=db, env_url=env_url, out=out)
     if run.status == "finished":
         raise ResumeError(f"run {run_id} is finished: nothing to resume")
+    if run.settings.get("kind") == "campaign":
+        raise ResumeError(
+            f"run {run_id} is a round-by-round `fakegang campaign` run: it cannot be resumed, "
+            "play the campaign again"
+        )
     opts = TrainOptions.from_settings(run.settings)
     opts.db = str(db)
     if no_pause:

@@ -128,6 +128,10 @@ def collect_runs(db: str | Path, run_id: str | None = None) -> list[RunStatus]:
                     (i + 1, settings["task"], seed, episode_thread_id(run.run_id, i + 1))
                     for i, seed in enumerate(settings["seeds"])
                 ]
+            elif settings.get("kind") == "campaign":  # one campaign in one mode: its rounds
+                from fakegang.runs.campaign import campaign_threads
+
+                thread_ids = campaign_threads(settings)
             else:
                 opts = TrainOptions.from_settings(settings)
                 thread_ids = [
@@ -189,6 +193,12 @@ def format_runs(runs: list[RunStatus], *, show_pending: int = 3) -> str:
                 f"fork {run.run_id}  {run.status}  model={run.model}  of episode "
                 f"{s.get('parent_thread_id')} at action #{s.get('at')}: {s.get('action')} "
                 f"(was {s.get('original_action')})"
+            )
+        elif s.get("kind") == "campaign":
+            lines.append(
+                f"campaign {run.run_id}  {run.status}  model={run.model}  task={s.get('task')}  "
+                f"tactics={s.get('tactics')}  mode={s.get('mode')}  rounds {run.finished}/"
+                f"{run.episodes_total}  started {run.started_at}"
             )
         else:
             lines.append(

@@ -8,6 +8,8 @@ The driver merges it (`merge_shard`): per thread id, in one transaction, the mai
 that thread are deleted and the shard's copied in. A retried episode has the same thread id, so
 merging twice (or merging a retry after a partial attempt) never duplicates a row, and
 `fakegang runs`, `replay`, `report` and Studio see the episode as if it had run locally.
+A campaign's shard (fakegang/runs/campaign_worker.py) is the campaign's whole memory: its rounds
+are merged the same way, with its `runs` row; its learned tables stay in the shard.
 
 Hand-rolled on `ATTACH` + `INSERT ... SELECT` because neither LangGraph's SqliteSaver nor
 sqlite-utils copies rows between databases; the checkpoint tables are LangGraph's own schema
@@ -137,10 +139,14 @@ def shard_threads(path: str | Path) -> list[str]:
 
 
 def merge_shard(
-    main_db: str | Path, shard: str | Path, thread_ids: list[str] | None = None
+    main_db: str | Path,
+    shard: str | Path,
+    thread_ids: list[str] | None = None,
+    run_ids: list[str] | tuple[str, ...] = (),
 ) -> MergeStats:
     """Copy the shard's rows of `thread_ids` (default: its finished episodes) into `main_db`,
-    replacing any earlier copy of the same threads, in one transaction."""
+    replacing any earlier copy of the same threads, in one transaction; the `runs` rows of
+    `run_ids` too (a campaign's shard holds its own run row)."""
     threads = shard_threads(shard) if thread_ids is None else list(thread_ids)
     if not threads:
         return MergeStats((), 0)
@@ -149,18 +155,21 @@ def merge_shard(
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("ATTACH DATABASE ? AS shard", (str(shard),))
-        marks = ", ".join("?" for _ in threads)
         copied = 0
         with conn:  # all threads or none: a crash mid-merge leaves the main DB as it was
-            for table in THREAD_TABLES:
+            keyed = [(t, "thread_id", threads) for t in THREAD_TABLES]
+            if run_ids:
+                keyed.append(("runs", "run_id", list(run_ids)))
+            for table, key, values in keyed:
                 if not _columns(conn, "shard", table):
                     continue  # e.g. a shard whose episode never wrote a step
+                marks = ", ".join("?" for _ in values)
                 cols = _shared_columns(conn, table, "shard", "main")
-                conn.execute(f"DELETE FROM main.{table} WHERE thread_id IN ({marks})", threads)
+                conn.execute(f"DELETE FROM main.{table} WHERE {key} IN ({marks})", values)
                 cur = conn.execute(
                     f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM shard.{table} "
-                    f"WHERE thread_id IN ({marks})",
-                    threads,
+                    f"WHERE {key} IN ({marks})",
+                    values,
                 )
                 copied += cur.rowcount
         conn.execute("DETACH DATABASE shard")

@@ -66,7 +66,8 @@ def driver_settings() -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
 
 
-def _apply_settings(env: tuple[tuple[str, str], ...]) -> None:
+def apply_settings(env: tuple[tuple[str, str], ...]) -> None:
+    """Make this worker process's FAKEGANG_* variables the driver's (see `driver_settings`)."""
     for key in [k for k in os.environ if k.startswith(ENV_PREFIX)]:
         os.environ.pop(key)
     os.environ.update(dict(env))
@@ -134,7 +135,8 @@ def episode_row(state: dict, *, task: str, model: str, seed: int, index: int) ->
     }
 
 
-def _kill_hook() -> Any | None:
+def kill_hook() -> Any | None:
+    """The `KILL_ENV_VAR` test hook as a LangGraph callback, or None when the variable is unset."""
     spec = os.environ.get(KILL_ENV_VAR)
     if not spec:
         return None
@@ -170,7 +172,7 @@ def play_episode(job: EpisodeJob, snapshot: bytes) -> EpisodeOutcome:
     from fakegang.runs.shards import shard_bytes, write_shard
     from fakegang.tools.actions import log_form
 
-    _apply_settings(job.env)
+    apply_settings(job.env)
     who = worker_identity()
     base = {"index": job.index, "task": job.task, "model": job.model, "seed": job.seed}
     if job.deadline is not None and time.time() > job.deadline:
@@ -183,7 +185,7 @@ def play_episode(job: EpisodeJob, snapshot: bytes) -> EpisodeOutcome:
         url = job.env_url or embedded_url()
         ctx = Context(env_url=url, db_path=str(shard), model=job.model, learn=False, record=True)
         app = compile_with_sqlite(shard)
-        hook = _kill_hook()
+        hook = kill_hook()
         if hook is not None:
             app = app.with_config(callbacks=[hook])
         try:
