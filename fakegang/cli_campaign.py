@@ -9,7 +9,7 @@ import sys
 
 from fakegang.cli_agent import parse_seed_range
 from fakegang.cli_eval import add_scale_arguments
-from fakegang_env.tactics import TACTICS_NAMES
+from fakegang_env.tactics import MAX_ROUND, TACTICS_NAMES
 from fakegang_env.tasks import TASKS
 
 
@@ -71,8 +71,8 @@ def _rounds(text: str) -> int:
         n = int(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"--rounds must be a whole number, got {text!r}") from exc
-    if not 1 <= n <= 1000:
-        raise argparse.ArgumentTypeError(f"--rounds must be between 1 and 1000, got {n}")
+    if not 1 <= n <= MAX_ROUND + 1:
+        raise argparse.ArgumentTypeError(f"--rounds must be between 1 and {MAX_ROUND + 1}, got {n}")
     return n
 
 
