@@ -33,3 +33,6 @@ def test_arbitration_modes() -> None:
     assert arbitrate_mode("flag u_1", 0.1, None, 0.5) == "rule_override"
     # confidence exactly α: the rule wins
     assert arbitrate_mode("submit", 0.5, "inspect u_2", 0.5) == "rule_override"
+    # ending the episode needs the rule's agreement, however low the rule's confidence
+    assert arbitrate_mode("inspect u_3", 0.1, "submit", 0.9) == "rule_override"
+    assert arbitrate_mode("submit", 0.1, "submit", 0.9) == "agree"
