@@ -45,10 +45,23 @@ def copy_db(src: str, dst: Path) -> str:
     return str(dst)
 
 
-def _rows(conn: sqlite3.Connection, sql: str, args=()) -> list[dict]:
+def rows(conn: sqlite3.Connection, sql: str, args=()) -> list[dict]:
     cur = conn.execute(sql, args)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def thread_record(conn: sqlite3.Connection, episode: dict) -> dict:
+    """One recorded episode without volatile columns: its row, steps, checkpoint/write counts."""
+    t = episode["thread_id"]
+    steps = rows(conn, "select * from steps where thread_id = ? order by idx", [t])
+    count = "select count(*) from {} where thread_id = ?"
+    return {
+        "episode": {k: v for k, v in episode.items() if k not in VOLATILE},
+        "steps": [{k: v for k, v in s.items() if k not in VOLATILE} for s in steps],
+        "checkpoints": conn.execute(count.format("checkpoints"), [t]).fetchone()[0],
+        "writes": conn.execute(count.format("writes"), [t]).fetchone()[0],
+    }
 
 
 def recorded(db: str, run_id: str) -> dict:
@@ -56,19 +69,8 @@ def recorded(db: str, run_id: str) -> dict:
     conn = sqlite3.connect(db)
     try:
         out = {}
-        for ep in _rows(conn, "select * from episodes where run_id = ?", [run_id]):
-            t = ep["thread_id"]
-            steps = _rows(conn, "select * from steps where thread_id = ? order by idx", [t])
-            out[ep["episode"]] = {
-                "episode": {k: v for k, v in ep.items() if k not in VOLATILE},
-                "steps": [{k: v for k, v in s.items() if k not in VOLATILE} for s in steps],
-                "checkpoints": conn.execute(
-                    "select count(*) from checkpoints where thread_id = ?", [t]
-                ).fetchone()[0],
-                "writes": conn.execute(
-                    "select count(*) from writes where thread_id = ?", [t]
-                ).fetchone()[0],
-            }
+        for ep in rows(conn, "select * from episodes where run_id = ?", [run_id]):
+            out[ep["episode"]] = thread_record(conn, ep)
         return out
     finally:
         conn.close()

@@ -10,7 +10,7 @@ import sqlite3
 import sys
 
 import pytest
-from scale_helpers import VOLATILE
+from scale_helpers import rows, thread_record
 
 from fakegang.cli import main
 from fakegang.runs.campaign_sweep import (
@@ -26,35 +26,18 @@ SETTING = dict(task="medium", tactics="mixed", campaigns=[0, 1], rounds=2, model
 MODES = ("static", "learning")  # the modes that play through the graph and record rounds
 
 
-def _rows(conn: sqlite3.Connection, sql: str, args=()) -> list[dict]:
-    cur = conn.execute(sql, args)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
 def rounds_recorded(db) -> dict:
     """Per (mode, campaign, round number): the episodes row, its steps and its checkpoint and
     write counts, keyed by what the campaign is rather than by the invocation's ids."""
     conn = sqlite3.connect(db)
     try:
         out = {}
-        for run in _rows(conn, "select * from runs"):
+        for run in rows(conn, "select * from runs"):
             s = json.loads(run["settings"])
-            for ep in _rows(conn, "select * from episodes where run_id = ?", [run["run_id"]]):
-                t = ep["thread_id"]
+            for ep in rows(conn, "select * from episodes where run_id = ?", [run["run_id"]]):
                 key = (s["mode"], s["campaign"], ep["episode"])
                 assert key not in out  # one invocation per test database
-                steps = _rows(conn, "select * from steps where thread_id = ? order by idx", [t])
-                out[key] = {
-                    "episode": {k: v for k, v in ep.items() if k not in VOLATILE},
-                    "steps": [{k: v for k, v in r.items() if k not in VOLATILE} for r in steps],
-                    "checkpoints": conn.execute(
-                        "select count(*) from checkpoints where thread_id = ?", [t]
-                    ).fetchone()[0],
-                    "writes": conn.execute(
-                        "select count(*) from writes where thread_id = ?", [t]
-                    ).fetchone()[0],
-                }
+                out[key] = thread_record(conn, ep)
         return out
     finally:
         conn.close()
@@ -75,9 +58,9 @@ def learned(db) -> dict:
     """A campaign database's learned tables, without timestamps."""
     conn = sqlite3.connect(db)
     try:
-        versions = _rows(conn, "select task, profile, frontier, n_rows from weight_versions")
-        credit = _rows(conn, "select task, better, worse, ties, llm_calls, alpha from credit")
-        insight = _rows(conn, "select task, key, importance, status from insights order by key")
+        versions = rows(conn, "select task, profile, frontier, n_rows from weight_versions")
+        credit = rows(conn, "select task, better, worse, ties, llm_calls, alpha from credit")
+        insight = rows(conn, "select task, key, importance, status from insights order by key")
         return {"versions": versions, "credit": credit, "insights": insight}
     finally:
         conn.close()

@@ -29,14 +29,17 @@ class Progress:
         elapsed = time.monotonic() - self.started
         return elapsed / self.done * (self.total - self.done)
 
+    def counts(self) -> str:
+        """What the line reports between the bar and the times."""
+        return f"wins {self.wins}"
+
     def line(self) -> str:
         filled = self.done * 20 // max(1, self.total)
         elapsed = time.monotonic() - self.started
         eta = self.eta_s()
         return (
             f"{self.label} [{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total} "
-            f"wins {self.wins}{f' errors {self.errors}' if self.errors else ''} "
-            f"{elapsed:.0f}s"
+            f"{self.counts()}{f' errors {self.errors}' if self.errors else ''} {elapsed:.0f}s"
             + (f" ETA {eta:.0f}s" if eta is not None and self.done < self.total else "")
         )
 
@@ -81,13 +84,5 @@ class CampaignProgress(Progress):
         self.wins += int(row.get("won", 0))
         self.errors += "error" in row
 
-    def line(self) -> str:
-        filled = self.done * 20 // max(1, self.total)
-        elapsed = time.monotonic() - self.started
-        eta = self.eta_s()
-        return (
-            f"{self.label} [{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total} "
-            f"campaigns, rounds {self.rounds_done}/{self.rounds_total} won {self.wins}"
-            f"{f' errors {self.errors}' if self.errors else ''} {elapsed:.0f}s"
-            + (f" ETA {eta:.0f}s" if eta is not None and self.done < self.total else "")
-        )
+    def counts(self) -> str:
+        return f"campaigns, rounds {self.rounds_done}/{self.rounds_total} won {self.wins}"
