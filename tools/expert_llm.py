@@ -17,15 +17,12 @@ import hashlib
 import json
 from typing import Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel
 
 from fakegang.tools.credit import action_value
 from fakegang.tools.fake_llm import _message_text, enum_from_schema, stand_in_reflection
-from fakegang.tools.json_structured import json_schema_structured_output
+from fakegang.tools.json_structured import JsonSchemaChatModel
 
 PREFIX = "[expert]"
 
@@ -78,7 +75,7 @@ def expert_choice(p: float, seed: int, prompt: str, choices: list[str], episode:
     return choices[int.from_bytes(digest[8:16], "big") % len(choices)]
 
 
-class ExpertChatModel(BaseChatModel):
+class ExpertChatModel(JsonSchemaChatModel):
     """See the module docstring."""
 
     p: float = 1.0
@@ -114,12 +111,3 @@ class ExpertChatModel(BaseChatModel):
             text = json.dumps({"action": action, "reason": f"{PREFIX} P={self.p}"})
         message = AIMessage(content=text, response_metadata={"model_name": "expert"})
         return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def with_structured_output(
-        self,
-        schema: dict[str, Any] | type[BaseModel],
-        *,
-        include_raw: bool = False,
-        **kwargs: Any,
-    ) -> Runnable:
-        return json_schema_structured_output(self, schema, include_raw=include_raw)
