@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import env_speed  # noqa: E402  (bench/env_speed.py: free_port, start_server, process_cpu_s)
 
 from fakegang_env.engine import Episode  # noqa: E402
-from fakegang_env.policies import RandomPolicy  # noqa: E402
+from fakegang_env.policies import RandomPolicy, play_recorded  # noqa: E402
 from fakegang_env.tasks import TASK_NAMES  # noqa: E402
 from fakegang_env.validation.canaries import STRATEGIES  # noqa: E402
 from fakegang_env.validation.wire import WsSession, action_dict  # noqa: E402
@@ -50,13 +50,7 @@ def _write_bytes(pid: int) -> int:
 
 
 def random_actions(task: str, seed: int) -> list[tuple[str, str | None]]:
-    episode, policy = Episode(task, seed), RandomPolicy(seed)
-    obs, actions = episode.observation(), []
-    while not episode.done:
-        action = policy.act(obs)
-        obs = episode.step(*action)
-        actions.append(action)
-    return actions
+    return play_recorded(Episode(task, seed), RandomPolicy(seed))
 
 
 def play(url: str, task: str, seed: int, actions: list[tuple[str, str | None]]) -> float:

@@ -22,6 +22,7 @@ __all__ = [
     "NaivePolicy",
     "OraclePolicy",
     "make_policy",
+    "play_recorded",
     "run_policy",
 ]
 
@@ -124,6 +125,17 @@ class OraclePolicy:
                 if f not in inspected:
                     return ("inspect", f)
         return ("submit", None)
+
+
+def play_recorded(episode: Episode, policy: Policy) -> list[tuple[str, str | None]]:
+    """Play `policy` to the end of `episode`; the actions it took, in order (for replaying the
+    same episode elsewhere: canaries, load and resource benches, mirrored tests)."""
+    obs, actions = episode.observation(), []
+    while not episode.done:
+        action = policy.act(obs)
+        obs = episode.step(*action)
+        actions.append(action)
+    return actions
 
 
 def make_policy(name: str, *, network: Network | None = None, seed: int = 0) -> Policy:

@@ -16,7 +16,7 @@ import yaml
 from env_fixtures import ThreadedServer
 
 from fakegang_env.engine import Episode
-from fakegang_env.policies import RandomPolicy
+from fakegang_env.policies import RandomPolicy, play_recorded
 from fakegang_env.server.app import ServerSettings, build_app
 from fakegang_env.tasks import TASK_NAMES
 from fakegang_env.validation import canaries
@@ -136,12 +136,7 @@ def test_runtime_episode_determinism(base_url: str) -> None:
         if canary["task"] == "hard" and canary["strategy"] != "flag_everything":
             args = (base_url, "hard", canary["seed"], canary["actions"], "shaped")
             assert transcript(*args) == transcript(*args)
-    episode, policy = Episode("hard", 5), RandomPolicy(5)
-    obs, actions = episode.observation(), []
-    while not episode.done:
-        action = policy.act(obs)
-        obs = episode.step(*action)
-        actions.append(action_dict(*action))
+    actions = [action_dict(*a) for a in play_recorded(Episode("hard", 5), RandomPolicy(5))]
     assert any(a["action_type"] == "inspect" for a in actions)
     args = (base_url, "hard", 5, actions, "shaped")
     assert transcript(*args) == transcript(*args)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fakegang_env.engine import Episode
-from fakegang_env.policies import OraclePolicy
+from fakegang_env.policies import OraclePolicy, play_recorded
 from fakegang_env.tasks import TASK_NAMES
 from fakegang_env.validation.wire import WsSession, action_dict
 
@@ -31,13 +31,7 @@ Action = tuple[str, str | None]
 
 
 def _oracle_actions(episode: Episode) -> list[Action]:
-    policy = OraclePolicy(episode.network)
-    obs, actions = episode.observation(), []
-    while not episode.done:
-        action = policy.act(obs)
-        obs = episode.step(*action)
-        actions.append(action)
-    return actions
+    return play_recorded(episode, OraclePolicy(episode.network))
 
 
 def _flag_everything_actions(episode: Episode) -> list[Action]:
