@@ -45,6 +45,17 @@ def copy_db(src: str, dst: Path) -> str:
     return str(dst)
 
 
+def sequential_eval(memory_db: str, env_url: str, dst: Path, seeds: list[int]) -> tuple[str, dict]:
+    """The reference every backend is compared with: `seeds` of easy played one after the other
+    on a copy of `memory_db`, with the LLM path exercised (its credit lets it be asked)."""
+    from fakegang.runs.evaluation import evaluate
+
+    db = copy_db(memory_db, dst)
+    res = evaluate(task="easy", seeds=seeds, model="fake", db=db, env_url=env_url)
+    assert res["errors"] == 0 and res["llm_calls"] > 0  # the LLM path ran, not only the rules
+    return db, res
+
+
 def rows(conn: sqlite3.Connection, sql: str, args=()) -> list[dict]:
     cur = conn.execute(sql, args)
     names = [d[0] for d in cur.description]

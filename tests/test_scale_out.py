@@ -7,7 +7,7 @@ import sqlite3
 import sys
 
 import pytest
-from scale_helpers import copy_db, duplicates, recorded, trained_memory
+from scale_helpers import copy_db, duplicates, recorded, sequential_eval, trained_memory
 
 from fakegang.cli import main
 from fakegang.runs import shards
@@ -24,10 +24,7 @@ def memory_db(tmp_path_factory, env_url):
 
 @pytest.fixture(scope="module")
 def sequential(memory_db, env_url, tmp_path_factory):
-    db = copy_db(memory_db, tmp_path_factory.mktemp("seq") / "seq.sqlite")
-    res = evaluate(task="easy", seeds=SEEDS, model="fake", db=db, env_url=env_url)
-    assert res["errors"] == 0 and res["llm_calls"] > 0  # the LLM path ran, not only the rules
-    return db, res
+    return sequential_eval(memory_db, env_url, tmp_path_factory.mktemp("seq") / "seq.sqlite", SEEDS)
 
 
 def test_worker_processes_equal_sequential_and_record_every_episode(

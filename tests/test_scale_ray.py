@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from scale_helpers import copy_db, duplicates, recorded, trained_memory
+from scale_helpers import copy_db, duplicates, recorded, sequential_eval, trained_memory
 
 ray = pytest.importorskip(
     "ray", reason='the ray extra is not installed (pip install "fakegang[ray]")'
@@ -36,10 +36,9 @@ def memory_db(tmp_path_factory, env_url):
 
 @pytest.fixture(scope="module")
 def sequential(memory_db, env_url, tmp_path_factory):
-    db = copy_db(memory_db, tmp_path_factory.mktemp("ray_seq") / "seq.sqlite")
-    res = evaluate(task="easy", seeds=SEEDS, model="fake", db=db, env_url=env_url)
-    assert res["errors"] == 0 and res["llm_calls"] > 0
-    return db, res
+    return sequential_eval(
+        memory_db, env_url, tmp_path_factory.mktemp("ray_seq") / "seq.sqlite", SEEDS
+    )
 
 
 def test_local_ray_equals_sequential_and_retries_a_killed_worker(
