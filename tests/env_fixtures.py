@@ -167,3 +167,15 @@ class ServerProcess:
         self._log.close()
         if not exc or exc[0] is None:
             self.log_path.unlink(missing_ok=True)  # kept only when something failed
+
+
+def run_env_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """`fakegang env ...` (fakegang_env.cli) in-process: exit code, stdout, stderr."""
+    from fakegang_env import cli
+
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from env_fixtures import run_env_cli as run_main
 
 from fakegang_env import cli
 from fakegang_env.policies import POLICY_NAMES, run_policy
@@ -27,15 +28,6 @@ SIGNALS = (
     "name_change_count",
     "mutual_follow_rate",
 )
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_generate_prints_one_json_object_with_the_truth(capsys) -> None:

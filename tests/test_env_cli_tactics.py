@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import json
 
-from fakegang_env import cli
+from env_fixtures import run_env_cli as run_main
+
 from fakegang_env.engine import Episode
 from fakegang_env.generator import generate_network, network_to_dict
 from fakegang_env.policies import run_policy
 from fakegang_env.tactics import CHANNELS, GENERATIONS, TACTICS_NAMES, campaign_round
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_tactics_lists_every_generation(capsys) -> None:
