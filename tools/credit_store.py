@@ -46,7 +46,7 @@ def record(
     ensure_table(memory)
     if memory.read_only:
         return
-    with memory._lock, memory.db.conn:
+    with memory.write_transaction():
         existing = list(
             memory.db.query("select created_at from credit where thread_id = ?", [thread_id])
         )

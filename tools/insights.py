@@ -148,6 +148,9 @@ def ensure_table(memory: Memory) -> None:
             if_not_exists=True,
         )
         memory.db["insights"].create_index(["task", "key"], unique=True, if_not_exists=True)
+        memory.db["insight_votes"].create(
+            {"thread_id": str, "ops": str, "at": str}, pk="thread_id", if_not_exists=True
+        )
 
 
 def _row(r: dict) -> Insight:
@@ -186,7 +189,7 @@ def update(memory: Memory, task: str, thread_id: str, claims: dict[str, str]) ->
     if memory.read_only:
         return ops
     now = utc_now()
-    with memory._lock, memory.db.conn:
+    with memory.write_transaction():
         rows = {r["key"]: r for r in memory.db.query("select * from insights where task=?", [task])}
         if any(r["last_thread"] == thread_id for r in rows.values()):
             # this episode already voted (a re-run of reflect after a kill): report what it did

@@ -13,7 +13,8 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,22 @@ class Memory(RunRecords):
             return
         with self._lock:
             self.db[table].upsert(row, pk=pk)
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[None]:
+        """A read-modify-write that no other thread or process can interleave: this memory's
+        lock, then `BEGIN IMMEDIATE` (the write lock taken up front, waiting up to the busy
+        timeout), committed at the end or rolled back on error. Without it Python's sqlite3
+        opens a transaction only at the first write, so what was read before it may be stale,
+        and two trainings on one file could both apply the same read (or fail to upgrade)."""
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.db.conn.rollback()
+                raise
+            self.db.conn.commit()
 
     # ------------------------------------------------------------------ bounds
     def keys_beyond(
