@@ -128,7 +128,12 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
     ctx = runtime.context
     thread_id = thread_id_of(config)
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
-    proposal = propose(obs, state["starting_ids"], _scores(state, ctx, thread_id))
+    proposal = propose(
+        obs,
+        state["starting_ids"],
+        _scores(state, ctx, thread_id),
+        protected=set(state.get("llm_flags") or ()),
+    )
     return {
         "rule": {
             "action": proposal.action,
@@ -195,7 +200,10 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
 
 # -------------------------------------------------------------------------------------- arbitrate
 def arbitrate(state: EpisodeState) -> dict:
-    """Pick the action: `agree`, `rule_override` (rule confident or LLM unusable) or `llm`."""
+    """Pick the action: `agree`, `rule_override` (rule confident or LLM unusable) or `llm`.
+
+    A flag the LLM decided goes into `llm_flags`, which the rule may not undo by itself
+    (tools/rules.py `propose`, `protected`); any unflag takes it out again."""
     rule = state["rule"]
     llm = state.get("llm", {})
     llm_action = llm.get("action") if llm.get("status") == "ok" else None
@@ -205,6 +213,13 @@ def arbitrate(state: EpisodeState) -> dict:
     action = llm_action if mode == "llm" else rule["action"]
     if state["action_count"] >= state["max_actions"]:
         action, mode = "submit", "rule_override"
+    update: dict[str, Any] = {}
+    kind, account = parse_action(action)
+    llm_flags = list(state.get("llm_flags") or ())
+    if mode == "llm" and kind == "flag" and account not in llm_flags:
+        update["llm_flags"] = [*llm_flags, account]
+    elif kind == "unflag" and account in llm_flags:
+        update["llm_flags"] = [a for a in llm_flags if a != account]
     tally = {mode: 1}  # increments: the state's reducer (add_counts) adds them up
     if llm.get("status") in ("ok", "error"):
         tally["llm_calls"] = 1
@@ -212,6 +227,7 @@ def arbitrate(state: EpisodeState) -> dict:
     if llm.get("status") == "error":
         tally["llm_errors"] = 1
     return {
+        **update,
         "decision": {"index": state["action_count"], "action": action, "mode": mode},
         "tally": tally,
     }

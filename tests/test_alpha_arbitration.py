@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fakegang.graph.nodes import arbitrate
 from fakegang.tools.alpha import arbitrate_mode, compute_alpha
 
 
@@ -36,3 +37,27 @@ def test_arbitration_modes() -> None:
     # ending the episode needs the rule's agreement, however low the rule's confidence
     assert arbitrate_mode("inspect u_3", 0.1, "submit", 0.9) == "rule_override"
     assert arbitrate_mode("submit", 0.1, "submit", 0.9) == "agree"
+
+
+def _arbitrated(rule: str, confidence: float, llm: str | None, llm_flags: list[str]) -> dict:
+    state = {
+        "rule": {"action": rule, "confidence": confidence},
+        "llm": {"status": "ok", "action": llm} if llm else {"status": "skipped"},
+        "choices": [a for a in (rule, llm, "submit") if a],
+        "alpha": 0.5,
+        "action_count": 3,
+        "max_actions": 90,
+        "llm_flags": llm_flags,
+    }
+    return arbitrate(state)  # type: ignore[arg-type]
+
+
+def test_arbitrate_remembers_the_flags_the_llm_placed_until_they_are_removed() -> None:
+    placed = _arbitrated("inspect u_2", 0.3, "flag u_9", [])
+    assert placed["decision"]["mode"] == "llm" and placed["llm_flags"] == ["u_9"]
+    # the rule's own flag, or an LLM flag the rule shares, is not the LLM's to protect
+    assert "llm_flags" not in _arbitrated("flag u_4", 0.9, None, ["u_9"])
+    assert "llm_flags" not in _arbitrated("flag u_4", 0.3, "flag u_4", ["u_9"])
+    # any unflag applied to it takes it out again (here the LLM's own, decided)
+    removed = _arbitrated("inspect u_2", 0.3, "unflag u_9", ["u_9", "u_7"])
+    assert removed["decision"]["action"] == "unflag u_9" and removed["llm_flags"] == ["u_7"]

@@ -30,6 +30,16 @@ def test_unflags_a_flag_the_evidence_does_not_support() -> None:
     assert prop.confidence > 0.7
 
 
+def test_never_undoes_a_flag_the_llm_placed_but_still_offers_its_unflag() -> None:
+    # a trusted LLM flagged u_d against the evidence: the rule unflagging it on the next step
+    # and the LLM flagging it again looped until the action cap
+    d = profile("u_d", ["u_x"])
+    obs = observation([d], visible=["u_d", "u_x"], flagged=["u_d"])
+    prop = propose(obs, ["u_d"], protected={"u_d"})
+    assert prop.action != "unflag u_d"
+    assert "unflag u_d" in prop.choices  # the LLM may still take its own flag back
+
+
 def test_submits_when_the_budget_cannot_pay_for_an_inspect() -> None:
     a = ring_member("u_a", ["u_b"])
     obs = observation([a], visible=["u_a", "u_b"], flagged=["u_a"], steps_remaining=1)

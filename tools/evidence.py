@@ -185,13 +185,20 @@ def profile_features(view: CaseView, account_id: str) -> dict[str, float]:
 
 
 def frontier_features(
-    view: CaseView, account_id: str, likelihood: dict[str, float]
+    view: CaseView,
+    account_id: str,
+    likelihood: dict[str, float],
+    known_likely: float | None = None,
 ) -> dict[str, float]:
-    """Features of a visible, uninspected account from who points at it."""
+    """Features of a visible, uninspected account from who points at it.
+
+    `known_likely` (the sum of `likelihood`) is the same for every account of a step: a caller
+    scoring the whole frontier passes it once instead of summing it per account."""
     pointing = view.followers.get(account_id, set())
     followed_by_flagged = sum(1 for a in pointing if a in view.flagged)
     probs = [likelihood.get(a, 0.0) for a in pointing]
-    known_likely = sum(likelihood.values())
+    if known_likely is None:
+        known_likely = sum(likelihood.values())
     return {
         "in_likely": min(float(CAP), sum(probs)),
         "frac_likely": sum(probs) / known_likely if known_likely > 0.5 else 0.0,

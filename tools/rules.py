@@ -90,15 +90,18 @@ def score_case(
     weights = weights or load_weights()
     likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}
     frontier = {}
+    known = sum(likelihood.values())
     baseline: float | None = None  # accounts nobody known points at share one score
     for x in view.obs.visible_account_ids:
         if x in view.profiles:
             continue
         if x in view.followers or x in view.suspects or x in view.starting:
-            frontier[x] = logistic(weights["frontier"], frontier_features(view, x, likelihood))
+            feats = frontier_features(view, x, likelihood, known)
+            frontier[x] = logistic(weights["frontier"], feats)
         else:
             if baseline is None:
-                baseline = logistic(weights["frontier"], frontier_features(view, x, likelihood))
+                feats = frontier_features(view, x, likelihood, known)
+                baseline = logistic(weights["frontier"], feats)
             frontier[x] = baseline
     return likelihood, frontier
 
@@ -115,10 +118,15 @@ def propose(
     scores: tuple[dict[str, float], dict[str, float]] | None = None,
     *,
     early_submit: bool = True,
+    protected: frozenset[str] | set[str] = frozenset(),
 ) -> Proposal:
     """Decide one action for this observation (pure function of its inputs).
 
     `scores` lets a caller that already scored the case (the observe node) skip the work.
+    `protected` are flags the rule must not undo by itself: the ones the LLM placed while it
+    was trusted to decide. Without it, a trusted LLM flagging an account the rule scores low
+    and the rule unflagging it again looped until the graph's action cap. The LLM's menu still
+    offers their unflag.
     """
     likelihood, frontier = scores or score_observation(obs, starting_ids)
     flagged = set(obs.flagged_ids)
@@ -129,8 +137,9 @@ def propose(
     flag_candidates = sorted(
         ((p, a) for a, p in likelihood.items() if a not in flagged), reverse=True
     )
-    unflag_candidates = sorted((p, a) for a, p in likelihood.items() if a in flagged)
-    choices = _choices(flag_candidates, unflag_candidates, top_frontier, can_inspect)
+    flagged_by_score = sorted((p, a) for a, p in likelihood.items() if a in flagged)
+    unflag_candidates = [(p, a) for p, a in flagged_by_score if a not in protected]
+    choices = _choices(flag_candidates, flagged_by_score, top_frontier, can_inspect)
 
     def done(action: str, confidence: float, reason: str) -> Proposal:
         if action not in choices:

@@ -94,12 +94,6 @@ def remove_leftovers(run_id: str) -> int:
     return len(found)
 
 
-def warm() -> None:
-    """Import the agent's modules (a Ray worker's setup hook: overlaps the driver's start-up)."""
-    import fakegang.graph.graph  # noqa: F401
-    import fakegang_env.server.app  # noqa: F401  (the worker's embedded environment server)
-
-
 def worker_identity() -> dict[str, Any]:
     """Host, pid and (under Ray) node id of the process playing a job."""
     out: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid()}
