@@ -27,8 +27,8 @@ Sections (each fails on its own: an error is shown in its row, the others still 
   actions played in-process counts as one);
 * scale: 40 hard `--model fake` episodes as fresh `fakegang eval` processes, sequential /
   `--concurrency 2` (worker processes) / `--backend ray --concurrency 2` (a local Ray instance,
-  start-up included): wall times, speed-ups against the 1.7x / 1.5x targets, identical results
-  (bench/scale_out.py);
+  start-up included), three interleaved rounds (one with --quick): median wall times, speed-ups
+  against the 1.7x / 1.5x targets, identical results (bench/scale_out.py);
 * tactics (issue 12): bench/tactics_calibration.py, per task (hard, medium) and generation on
   seeds 0-49: the shipped-weights agent, naive and oracle, classic-fitted vs refit classifier F1
   (refit on seeds 1000-1019); and bench/tactics_speed.py, hard generation time per playbook;
@@ -422,7 +422,9 @@ def main(argv: list[str] | None = None) -> int:
         section(
             "scale",
             r,
-            lambda: scale_out.bench_scale(args.ratio_episodes, args.concurrency, work / "scale"),
+            lambda: scale_out.bench_scale(
+                args.ratio_episodes, args.concurrency, work / "scale", 1 if args.quick else None
+            ),
         )
         section("calibration_run", r, lambda: calibration_run(url, args.calibration_episodes, work))
         if args.skip_training:

@@ -1,6 +1,6 @@
 """Scale-out bench: N hard `--model fake` episodes, sequential vs worker processes vs local Ray.
 
-    python bench/scale_out.py [--episodes 40] [--concurrency 2] [--json]
+    python bench/scale_out.py [--episodes 40] [--concurrency 2] [--repeats 3] [--json]
 
 Each run is a separate `fakegang eval` process on a fresh database, timed from its launch to
 its exit, so every figure includes interpreter start-up and imports, the embedded environment
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"processes": 1.7, "ray": 1.5}
+#: Rounds of the three runs; the figures are medians (one round swung Ray from 1.26x to 1.50x).
+REPEATS = 3
 #: Fields that must not depend on the backend (a subset of tools/episode_row.py COMPARABLE_KEYS).
 COMPARED = ("seed", "won", "reward", "grader_score", "steps_used", "final_message", "action_log")
 
@@ -62,27 +65,46 @@ def timed_eval(name: str, extra: list[str], episodes: int, work: Path) -> dict:
     }
 
 
-def bench_scale(episodes: int = 40, concurrency: int = 2, work: Path | None = None) -> dict:
-    """Sequential, `--concurrency N` and `--backend ray --concurrency N`, side by side."""
+def bench_scale(
+    episodes: int = 40,
+    concurrency: int = 2,
+    work: Path | None = None,
+    repeats: int | None = None,
+) -> dict:
+    """Sequential, `--concurrency N` and `--backend ray --concurrency N`, side by side,
+    `repeats` rounds of the three in turn; each figure is the median over the rounds."""
     work = Path(work or tempfile.mkdtemp(prefix="fakegang-scale-"))
-    runs = {"sequential": timed_eval("sequential", [], episodes, work)}
-    runs["processes"] = timed_eval("processes", ["--concurrency", str(concurrency)], episodes, work)
+    repeats = repeats or REPEATS
+    configs = {"sequential": [], "processes": ["--concurrency", str(concurrency)]}
     if _ray_installed():
-        extra = ["--backend", "ray", "--concurrency", str(concurrency)]
-        runs["ray"] = timed_eval("ray", extra, episodes, work)
-    base = runs["sequential"]
-    out: dict = {"episodes": episodes, "task": "hard", "concurrency": concurrency, "runs": {}}
-    for name, run in runs.items():
-        rows = run.pop("_rows")
-        if name == "sequential":
-            base_rows = rows
-        run["speedup"] = round(base["wall_s"] / run["wall_s"], 2)
-        run["identical_results"] = rows == base_rows
+        configs["ray"] = ["--backend", "ray", "--concurrency", str(concurrency)]
+    rounds: dict[str, list[dict]] = {name: [] for name in configs}
+    for r in range(repeats):  # interleaved, so a slow spell of the machine hits all three
+        for name, extra in configs.items():
+            rounds[name].append(timed_eval(f"{name}-{r}", extra, episodes, work))
+    base_rows = rounds["sequential"][0]["_rows"]
+    base_wall = statistics.median(run["wall_s"] for run in rounds["sequential"])
+    out: dict = {
+        "episodes": episodes, "task": "hard", "concurrency": concurrency, "repeats": repeats,
+        "runs": {},
+    }  # fmt: skip
+    for name, runs in rounds.items():
+        walls = [run["wall_s"] for run in runs]
+        wall = statistics.median(walls)
+        run = {k: v for k, v in runs[-1].items() if k not in ("_rows", "wall_s", "load_at_start")}
+        run.update(
+            wall_s=round(wall, 1),
+            walls_s=walls,
+            load_at_start=[r["load_at_start"] for r in runs],
+            speedup=round(base_wall / wall, 2),
+            identical_results=all(r["_rows"] == base_rows for r in runs),
+            errors=sum(r["errors"] for r in runs),
+        )
         if name in TARGETS:
             run["target"] = TARGETS[name]
             run["meets_target"] = run["speedup"] >= TARGETS[name]
         out["runs"][name] = run
-    if "ray" not in runs:
+    if "ray" not in rounds:
         out["runs"]["ray"] = {"skipped": 'ray extra not installed (pip install "fakegang[ray]")'}
     return out
 
@@ -108,8 +130,9 @@ def table_rows(res: dict) -> list[tuple[str, str]]:
         rows.append(
             (
                 f"  {run['backend']}",
-                f"{run['wall_s']:.1f} s  {run['speedup']:.2f}x{target}  (load "
-                f"{run['load_at_start']} at start; identical results: "
+                f"{run['wall_s']:.1f} s  {run['speedup']:.2f}x{target}  (median of "
+                f"{', '.join(f'{w:.1f}' for w in run['walls_s'])} s; load at start "
+                f"{run['load_at_start']}; identical results: "
                 f"{'yes' if run['identical_results'] else 'NO'})",
             )
         )
@@ -120,11 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--episodes", type=int, default=40)
     p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=REPEATS, help="rounds; figures are medians")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    if args.episodes < 1 or args.concurrency < 1:
-        p.error("--episodes and --concurrency must be at least 1")
-    res = bench_scale(args.episodes, args.concurrency)
+    if min(args.episodes, args.concurrency, args.repeats) < 1:
+        p.error("--episodes, --concurrency and --repeats must be at least 1")
+    res = bench_scale(args.episodes, args.concurrency, repeats=args.repeats)
     if args.json:
         print(json.dumps(res))
     else:
