@@ -132,7 +132,7 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         obs,
         state["starting_ids"],
         _scores(state, ctx, thread_id),
-        protected=set(state.get("llm_flags") or ()),
+        llm_verdicts=state.get("llm_verdicts") or {},
     )
     return {
         "rule": {
@@ -202,8 +202,8 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
 def arbitrate(state: EpisodeState) -> dict:
     """Pick the action: `agree`, `rule_override` (rule confident or LLM unusable) or `llm`.
 
-    A flag the LLM decided goes into `llm_flags`, which the rule may not undo by itself
-    (tools/rules.py `propose`, `protected`); any unflag takes it out again."""
+    A flag or unflag the LLM decided goes into `llm_verdicts`, which the rule does not reverse
+    by itself (tools/rules.py `propose`); the LLM's next decision on that account replaces it."""
     rule = state["rule"]
     llm = state.get("llm", {})
     llm_action = llm.get("action") if llm.get("status") == "ok" else None
@@ -215,11 +215,8 @@ def arbitrate(state: EpisodeState) -> dict:
         action, mode = "submit", "rule_override"
     update: dict[str, Any] = {}
     kind, account = parse_action(action)
-    llm_flags = list(state.get("llm_flags") or ())
-    if mode == "llm" and kind == "flag" and account not in llm_flags:
-        update["llm_flags"] = [*llm_flags, account]
-    elif kind == "unflag" and account in llm_flags:
-        update["llm_flags"] = [a for a in llm_flags if a != account]
+    if mode == "llm" and kind in ("flag", "unflag") and account:
+        update["llm_verdicts"] = {**(state.get("llm_verdicts") or {}), account: kind}
     tally = {mode: 1}  # increments: the state's reducer (add_counts) adds them up
     if llm.get("status") in ("ok", "error"):
         tally["llm_calls"] = 1

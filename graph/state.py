@@ -86,5 +86,5 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     choices: list[str]  # rule_check: legal actions offered to the LLM
     llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
     decision: dict[str, Any]  # arbitrate: index, action, mode
-    llm_flags: list[str]  # arbitrate: flags the LLM decided, which the rule does not undo
+    llm_verdicts: dict[str, str]  # arbitrate: account -> flag|unflag the LLM decided (kept)
     last: dict[str, Any]  # step_env: message, reward, error of the applied action

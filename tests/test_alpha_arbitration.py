@@ -39,7 +39,7 @@ def test_arbitration_modes() -> None:
     assert arbitrate_mode("submit", 0.1, "submit", 0.9) == "agree"
 
 
-def _arbitrated(rule: str, confidence: float, llm: str | None, llm_flags: list[str]) -> dict:
+def _arbitrated(rule: str, confidence: float, llm: str | None, verdicts: dict) -> dict:
     state = {
         "rule": {"action": rule, "confidence": confidence},
         "llm": {"status": "ok", "action": llm} if llm else {"status": "skipped"},
@@ -47,17 +47,18 @@ def _arbitrated(rule: str, confidence: float, llm: str | None, llm_flags: list[s
         "alpha": 0.5,
         "action_count": 3,
         "max_actions": 90,
-        "llm_flags": llm_flags,
+        "llm_verdicts": verdicts,
     }
     return arbitrate(state)  # type: ignore[arg-type]
 
 
-def test_arbitrate_remembers_the_flags_the_llm_placed_until_they_are_removed() -> None:
-    placed = _arbitrated("inspect u_2", 0.3, "flag u_9", [])
-    assert placed["decision"]["mode"] == "llm" and placed["llm_flags"] == ["u_9"]
-    # the rule's own flag, or an LLM flag the rule shares, is not the LLM's to protect
-    assert "llm_flags" not in _arbitrated("flag u_4", 0.9, None, ["u_9"])
-    assert "llm_flags" not in _arbitrated("flag u_4", 0.3, "flag u_4", ["u_9"])
-    # any unflag applied to it takes it out again (here the LLM's own, decided)
-    removed = _arbitrated("inspect u_2", 0.3, "unflag u_9", ["u_9", "u_7"])
-    assert removed["decision"]["action"] == "unflag u_9" and removed["llm_flags"] == ["u_7"]
+def test_arbitrate_keeps_the_flag_decisions_the_llm_made() -> None:
+    placed = _arbitrated("inspect u_2", 0.3, "flag u_9", {})
+    assert placed["decision"]["mode"] == "llm" and placed["llm_verdicts"] == {"u_9": "flag"}
+    # the rule's own flag, or an LLM flag the rule shares, is no verdict of the LLM's
+    assert "llm_verdicts" not in _arbitrated("flag u_4", 0.9, None, {"u_9": "flag"})
+    assert "llm_verdicts" not in _arbitrated("flag u_4", 0.3, "flag u_4", {"u_9": "flag"})
+    # the LLM's later decision on the same account replaces the earlier one
+    changed = _arbitrated("inspect u_2", 0.3, "unflag u_9", {"u_9": "flag", "u_7": "unflag"})
+    assert changed["decision"]["action"] == "unflag u_9"
+    assert changed["llm_verdicts"] == {"u_9": "unflag", "u_7": "unflag"}

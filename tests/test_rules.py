@@ -30,14 +30,21 @@ def test_unflags_a_flag_the_evidence_does_not_support() -> None:
     assert prop.confidence > 0.7
 
 
-def test_never_undoes_a_flag_the_llm_placed_but_still_offers_its_unflag() -> None:
+def test_never_reverses_a_flag_decision_the_llm_made_but_still_offers_it() -> None:
     # a trusted LLM flagged u_d against the evidence: the rule unflagging it on the next step
     # and the LLM flagging it again looped until the action cap
     d = profile("u_d", ["u_x"])
     obs = observation([d], visible=["u_d", "u_x"], flagged=["u_d"])
-    prop = propose(obs, ["u_d"], protected={"u_d"})
+    prop = propose(obs, ["u_d"], llm_verdicts={"u_d": "flag"})
     assert prop.action != "unflag u_d"
     assert "unflag u_d" in prop.choices  # the LLM may still take its own flag back
+    # the other way round: the LLM unflagged u_b, which the rule would flag at once
+    a = ring_member("u_a", ["u_b", *CUSTOMERS])
+    b = ring_member("u_b", ["u_a", *CUSTOMERS], account_age_days=93, avg_post_hour=3.4)
+    obs = observation([a, b], visible=["u_a", "u_b", *CUSTOMERS], flagged=["u_a"])
+    assert propose(obs, ["u_a"]).action == "flag u_b"
+    prop = propose(obs, ["u_a"], llm_verdicts={"u_b": "unflag"})
+    assert prop.action != "flag u_b" and "flag u_b" in prop.choices
 
 
 def test_submits_when_the_budget_cannot_pay_for_an_inspect() -> None:

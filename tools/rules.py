@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -118,16 +119,18 @@ def propose(
     scores: tuple[dict[str, float], dict[str, float]] | None = None,
     *,
     early_submit: bool = True,
-    protected: frozenset[str] | set[str] = frozenset(),
+    llm_verdicts: Mapping[str, str] | None = None,
 ) -> Proposal:
     """Decide one action for this observation (pure function of its inputs).
 
     `scores` lets a caller that already scored the case (the observe node) skip the work.
-    `protected` are flags the rule must not undo by itself: the ones the LLM placed while it
-    was trusted to decide. Without it, a trusted LLM flagging an account the rule scores low
-    and the rule unflagging it again looped until the graph's action cap. The LLM's menu still
-    offers their unflag.
+    `llm_verdicts` (account -> "flag" | "unflag") are the flag decisions the LLM made while it
+    was trusted to decide; the rule does not reverse them by itself. Without that, a trusted LLM
+    flagging an account the rule scores low (or unflagging one it scores high) and the rule
+    reversing it on the next step looped until the graph's action cap. The LLM's menu still
+    offers the reversal.
     """
+    verdicts = llm_verdicts or {}
     likelihood, frontier = scores or score_observation(obs, starting_ids)
     flagged = set(obs.flagged_ids)
     ranked_frontier = sorted(frontier.items(), key=lambda kv: (-kv[1], _order(obs, kv[0])))
@@ -137,8 +140,9 @@ def propose(
     flag_candidates = sorted(
         ((p, a) for a, p in likelihood.items() if a not in flagged), reverse=True
     )
+    rule_flag_candidates = [(p, a) for p, a in flag_candidates if verdicts.get(a) != "unflag"]
     flagged_by_score = sorted((p, a) for a, p in likelihood.items() if a in flagged)
-    unflag_candidates = [(p, a) for p, a in flagged_by_score if a not in protected]
+    unflag_candidates = [(p, a) for p, a in flagged_by_score if verdicts.get(a) != "flag"]
     choices = _choices(flag_candidates, flagged_by_score, top_frontier, can_inspect)
 
     def done(action: str, confidence: float, reason: str) -> Proposal:
@@ -148,8 +152,8 @@ def propose(
             action, round(confidence, 4), reason, choices, likelihood, dict(top_frontier)
         )
 
-    if flag_candidates and flag_candidates[0][0] >= FLAG_AT:
-        p, a = flag_candidates[0]
+    if rule_flag_candidates and rule_flag_candidates[0][0] >= FLAG_AT:
+        p, a = rule_flag_candidates[0]
         return done(
             format_action("flag", a),
             flag_confidence(p),
