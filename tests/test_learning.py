@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -83,6 +84,33 @@ def test_refit_from_real_debriefs_is_fast_and_versioned(memory):
     experience.store_experience(other, "medium", "t1", rows)
     assert experience.refit_task(other, "medium", "t1").profile == v1.profile
     other.close()
+
+
+def test_two_trainings_refitting_one_episode_store_one_version(memory):
+    # a resumed run racing a stale one on the same file: both finish the same episode at once
+    obs, starting = _finished("medium", 3, "aged_accounts")
+    rows = experience.labelled_rows(obs, starting, set(obs.ring_ids), experience.load_weights())
+    other = Memory(memory.path)
+    threads = [f"t{i}" for i in range(8)]
+    for t in threads:
+        experience.store_experience(memory, "medium", t, rows)
+    results: dict[str, list] = {t: [] for t in threads}
+
+    def refit_all(mem: Memory, gate: threading.Barrier) -> None:
+        for t in threads:
+            gate.wait()
+            results[t].append(experience.refit_task(mem, "medium", t).version)
+
+    gate = threading.Barrier(2)
+    workers = [threading.Thread(target=refit_all, args=(m, gate)) for m in (memory, other)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    other.close()
+    stored = list(memory.db.query("select thread_id, count(*) n from weight_versions group by 1"))
+    assert {r["thread_id"]: r["n"] for r in stored} == dict.fromkeys(threads, 1)
+    assert all(len(set(v)) == 1 for v in results.values()), results  # both saw the same row
 
 
 def test_a_pruned_or_unknown_version_is_refused_clearly(memory):

@@ -269,11 +269,42 @@ def version_of_thread(memory: Memory, thread_id: str) -> WeightsVersion | None:
 def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
     """Refit the task's weights from its stored experience; store them as a new version.
 
-    Idempotent per episode: the version produced by `thread_id` is returned if it exists.
+    Idempotent per episode: the version produced by `thread_id` is returned if it exists. The
+    check, the fit and the insert are one write transaction, so two trainings finishing the
+    same episode (a resumed run racing a stale one) store one version, not two.
     """
     existing = version_of_thread(memory, thread_id)
-    if existing is not None:
-        return existing
+    if existing is not None or memory.read_only:
+        return existing or _fit(memory, task, thread_id)
+    with memory.write_transaction():
+        if version_of_thread(memory, thread_id) is None:
+            fitted = _fit(memory, task, thread_id)
+            memory.db["weight_versions"].insert(
+                {
+                    "task": task,
+                    "thread_id": thread_id,
+                    "profile": json.dumps(fitted.profile, sort_keys=True),
+                    "frontier": json.dumps(fitted.frontier, sort_keys=True),
+                    "n_rows": fitted.n_rows,
+                    "n_episodes": fitted.n_episodes,
+                    "created_at": utc_now(),
+                },
+            )
+            memory.trim(
+                "weight_versions",
+                key="version",
+                where="task = ?",
+                args=[task],
+                order="version desc",
+                keep=MAX_VERSIONS_PER_TASK,
+            )
+    produced = version_of_thread(memory, thread_id)
+    assert produced is not None
+    return produced
+
+
+def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
+    """The weights the task's stored experience gives now (version -1: not stored)."""
     shipped = load_weights()
     core_rows = experience_rows(memory, task, "profile")
     prof_rows = core_rows + experience_rows(memory, task, "profile0")
@@ -286,31 +317,8 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
         profile = refit.fit_map(shipped["profile"], prof_rows, refit.PRIOR_STRENGTH["profile"])
         frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
     n_episodes = len(experience_threads(memory, task))
-    if memory.read_only:
-        return WeightsVersion(-1, task, profile, frontier, thread_id, len(prof_rows), n_episodes)
-    with memory._lock, memory.db.conn:
-        memory.db["weight_versions"].insert(
-            {
-                "task": task,
-                "thread_id": thread_id,
-                "profile": json.dumps(profile, sort_keys=True),
-                "frontier": json.dumps(frontier, sort_keys=True),
-                "n_rows": len(prof_rows) + len(front_rows),
-                "n_episodes": n_episodes,
-                "created_at": utc_now(),
-            },
-        )
-        memory.trim(
-            "weight_versions",
-            key="version",
-            where="task = ?",
-            args=[task],
-            order="version desc",
-            keep=MAX_VERSIONS_PER_TASK,
-        )
-    produced = version_of_thread(memory, thread_id)
-    assert produced is not None
-    return produced
+    n_rows = len(prof_rows) + len(front_rows)
+    return WeightsVersion(-1, task, profile, frontier, thread_id, n_rows, n_episodes)
 
 
 def version_history(memory: Memory, task: str | None = None) -> list[dict]:
