@@ -1,0 +1,114 @@
+"""How far can the rule engine's policy go on a shifted ring if its classifier were perfect?
+
+    python bench/evidence_ceiling.py [--task hard] [--seeds 0-19] [--json]
+
+Seed s plays episode 80000+s under the first regime's playbook of `mixed` campaign 500+s
+(unseen by every fit). Three scorers drive the same policy (`tools.rules.propose`):
+- `shipped`: the shipped weights (what `static` plays);
+- `perfect`: every inspected account scored by the truth (0.99 member / 0.01 innocent), the
+  frontier by the shipped exploration model over those scores: a classifier no refit can beat.
+For each lost `perfect` episode it counts the members never flagged and how many of them were
+never even visible: members that no inspected account follows can only be reached by
+`investigate_network`, whose two hops reveal about two thirds of a hard network at once, so an
+evidence-bound agent cannot tell them from the crowd. That bounds what learning (a better
+classifier) can buy: the campaign target of 80 % by the third round of a regime is above it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from fakegang.cli_agent import parse_seed_range
+from fakegang.tools import rules
+from fakegang.tools.actions import parse_action
+from fakegang.tools.evidence import CaseView, frontier_features
+from fakegang_env.engine import Episode
+from fakegang_env.schema import PlainObservation
+from fakegang_env.tactics import campaign_round
+from fakegang_env.tasks import get_task
+
+SEED_BASE, CAMPAIGN_BASE = 80000, 500
+
+
+def perfect_scores(obs: PlainObservation, starting: list[str], ring: set[str]) -> tuple:
+    """Truth for the inspected accounts, the shipped frontier model on top of it."""
+    view = CaseView.build(obs, starting)
+    likelihood = {a: 0.99 if a in ring else 0.01 for a in view.profiles}
+    weights = rules.load_weights()["frontier"]
+    frontier = {
+        x: rules.logistic(weights, frontier_features(view, x, likelihood))
+        for x in obs.visible_account_ids
+        if x not in view.profiles
+    }
+    return likelihood, frontier
+
+
+def play(task: str, seed: int, scorer: str) -> dict:
+    playbook = campaign_round(task, CAMPAIGN_BASE + seed, 0, "mixed").playbook
+    ep = Episode(task, SEED_BASE + seed, tactics=playbook)
+    ring = set(ep.network.gang_ids)
+    obs = PlainObservation(**ep.observation())
+    starting = list(obs.visible_account_ids)
+    cap = get_task(task).max_steps * 3  # the graph's action cap
+    for _ in range(cap):
+        if obs.done:
+            break
+        scores = perfect_scores(obs, starting, ring) if scorer == "perfect" else None
+        kind, account = parse_action(rules.propose(obs, starting, scores).action)
+        obs = PlainObservation(**ep.step(kind, account))
+    if not obs.done:
+        obs = PlainObservation(**ep.step("submit", None))
+    missed = ring - set(obs.flagged_ids)
+    visible = set(obs.visible_account_ids)
+    return {
+        "won": bool(obs.message.startswith("[WIN]")),
+        "steps_used": obs.step_count,
+        "missed": len(missed),
+        "missed_invisible": len(missed - visible),
+    }
+
+
+def ceiling(task: str, seeds: list[int]) -> dict:
+    out: dict = {"task": task, "seeds": [seeds[0], seeds[-1]], "scorers": {}}
+    for scorer in ("shipped", "perfect"):
+        t0 = time.perf_counter()
+        games = [play(task, s, scorer) for s in seeds]
+        lost = [g for g in games if not g["won"]]
+        out["scorers"][scorer] = {
+            "win_rate": round(sum(g["won"] for g in games) / len(games), 3),
+            "lost": len(lost),
+            "lost_with_budget_left": sum(
+                g["steps_used"] < get_task(task).max_steps - 1 for g in lost
+            ),
+            "members_missed": sum(g["missed"] for g in lost),
+            "members_missed_never_visible": sum(g["missed_invisible"] for g in lost),
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", default="hard")
+    p.add_argument("--seeds", type=parse_seed_range, default=list(range(20)))
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    res = ceiling(args.task, list(args.seeds))
+    if args.json:
+        print(json.dumps(res))
+        return 0
+    print(f"{args.task} mixed, seeds {res['seeds'][0]}-{res['seeds'][1]} (episode 80000+s)")
+    for name, r in res["scorers"].items():
+        print(
+            f"  {name:8s} win {r['win_rate']:.0%}; lost {r['lost']} ({r['lost_with_budget_left']} "
+            f"with budget left); members missed {r['members_missed']}, never visible "
+            f"{r['members_missed_never_visible']}  ({r['seconds']} s)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

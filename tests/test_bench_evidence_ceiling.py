@@ -1,0 +1,20 @@
+"""bench/evidence_ceiling.py: the perfect-classifier bound on shifted rings (smoke size)."""
+
+from __future__ import annotations
+
+from bench_modules import load_bench
+
+evidence_ceiling = load_bench("evidence_ceiling")
+
+
+def test_a_perfect_classifier_bounds_the_shipped_one_and_misses_are_counted() -> None:
+    res = evidence_ceiling.ceiling("medium", [0, 1, 2])
+    shipped, perfect = res["scorers"]["shipped"], res["scorers"]["perfect"]
+    assert res["seeds"] == [0, 2]
+    assert perfect["win_rate"] >= shipped["win_rate"]
+    for r in (shipped, perfect):
+        assert r["lost"] == round(3 * (1 - r["win_rate"]))
+        assert 0 <= r["members_missed_never_visible"] <= r["members_missed"]
+        assert r["lost_with_budget_left"] <= r["lost"]
+    # the truth as scores never flags an innocent: a lost game is a missed member
+    assert perfect["members_missed"] >= perfect["lost"]
