@@ -15,33 +15,28 @@ from fakegang_env.tasks import TASK_NAMES
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from fakegang.runs.backends import BackendError, Plan, started_early
+    from fakegang.runs.backends import Plan, warm_up
 
     concurrency = args.concurrency or (os.cpu_count() or 1 if args.backend == "ray" else 1)
-    plan = Plan(backend=args.backend, concurrency=concurrency, address=args.address)
-    try:
-        plan.check()
-        with started_early(plan, ["fakegang.runs.evaluation"]):
-            from fakegang.runs.evaluation import EvalError, evaluate
+    # worker processes: the forkserver imports the agent while this process does the same
+    warm_up(Plan(backend=args.backend, concurrency=concurrency))
+    from fakegang.runs.evaluation import EvalError, evaluate
 
-            try:
-                summary = evaluate(
-                    task=args.task,
-                    seeds=args.seeds,
-                    model=args.model,
-                    db=args.db,
-                    env_url=args.env_url,
-                    concurrency=concurrency,
-                    backend=args.backend,
-                    address=args.address,
-                    out=args.out,
-                    progress=not args.no_progress,
-                    tactics=args.tactics,
-                )
-            except EvalError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
-    except BackendError as exc:  # bad settings, or the ray extra missing
+    try:
+        summary = evaluate(
+            task=args.task,
+            seeds=args.seeds,
+            model=args.model,
+            db=args.db,
+            env_url=args.env_url,
+            concurrency=concurrency,
+            backend=args.backend,
+            address=args.address,
+            out=args.out,
+            progress=not args.no_progress,
+            tactics=args.tactics,
+        )
+    except EvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:

@@ -27,14 +27,11 @@ returned shard as the campaign's own database and merges its rounds into `--db`
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import os
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,40 +119,14 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 
 
 def warm_up(plan: Plan) -> None:
-    """Start the backend's slow part now, so it overlaps the driver's own start-up (its
-    environment server): the forkserver's imports, or Ray (`start_ray`, called by the caller)."""
+    """Start the forkserver now, so its imports of the agent overlap the driver's own start-up
+    (`fakegang eval` calls it before importing the agent itself). Ray is started by the caller
+    (`start_ray`); its `ray.init` blocks, so it cannot overlap the driver's imports the same way."""
     if plan.backend == "local" and plan.concurrency > 1:
         from multiprocessing import forkserver
 
         multiprocessing.get_context("forkserver").set_forkserver_preload(list(PRELOAD))
         forkserver.ensure_running()
-
-
-@contextmanager
-def started_early(plan: Plan, imports: Sequence[str]) -> Iterator[None]:
-    """Start the backend's slow part *before* the driver imports its own heavy modules
-    (`imports`), so the two overlap on separate cores: the forkserver preloads the agent while
-    this process imports it (worker processes), or the driver imports on a thread while
-    `ray.init` waits for Ray's processes in the main thread (Ray). A Ray instance started here
-    is shut down here; `evaluate` finds it running and leaves it alone. Measured on 40 hard
-    `--model fake` episodes (bench/scale_out.py): about 2 s less wall time per run."""
-    if plan.backend == "local":
-        warm_up(plan)
-        for name in imports:
-            importlib.import_module(name)
-        yield
-        return
-    loader = threading.Thread(target=lambda: [importlib.import_module(m) for m in imports])
-    loader.start()
-    try:
-        started = start_ray(plan)
-    finally:
-        loader.join()
-    try:
-        yield
-    finally:
-        if started:
-            import_ray().shutdown()
 
 
 def _run_processes(fn, jobs, shared, plan: Plan, on_done: OnDone) -> None:
