@@ -22,6 +22,7 @@ ray = pytest.importorskip(
 )
 
 from fakegang.graph.embedded_env import free_port  # noqa: E402
+from fakegang.runs.backends import RAY_NICENESS_VAR  # noqa: E402
 from fakegang.runs.evaluation import comparable, evaluate  # noqa: E402
 from fakegang.runs.worker import KILL_ENV_VAR  # noqa: E402
 
@@ -55,6 +56,10 @@ def test_local_ray_equals_sequential_and_retries_a_killed_worker(
     assert comparable(res["results"]) == comparable(seq["results"])
     assert recorded(db, res["run_id"]) == recorded(seq_db, seq["run_id"])
     assert duplicates(db) == 0
+    # Ray's default niceness 15 for workers is lifted in the local instance: they run as the
+    # driver does (and the setting does not leak into this process's environment)
+    assert {r["worker"]["nice"] for r in res["results"]} == {os.nice(0)}
+    assert RAY_NICENESS_VAR not in os.environ
 
 
 @contextlib.contextmanager

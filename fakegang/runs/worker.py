@@ -95,8 +95,8 @@ def remove_leftovers(run_id: str) -> int:
 
 
 def worker_identity() -> dict[str, Any]:
-    """Host, pid and (under Ray) node id of the process playing a job."""
-    out: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid()}
+    """Host, pid, niceness and (under Ray) node id of the process playing a job."""
+    out: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid(), "nice": os.nice(0)}
     try:
         import ray
 
