@@ -1,7 +1,8 @@
 """The agent's own costs for `bench/run_all.py`: graph overhead per action and checkpoint bytes
 (`bench_graph`), and the local model's decision latency (`bench_llm`).
 
-Split from run_all.py, which keeps the orchestration, the quality sections and the CLI.
+Split from run_all.py, which keeps the orchestration and the CLI (quality_sections.py and
+learning_sections.py hold the other sections).
 """
 
 from __future__ import annotations

@@ -6,12 +6,17 @@ Seed s plays episode 80000+s under the first regime's playbook of `mixed` campai
 (unseen by every fit). Three scorers drive the same policy (`tools.rules.propose`):
 - `shipped`: the shipped weights (what `static` plays);
 - `perfect`: every inspected account scored by the truth (0.99 member / 0.01 innocent), the
-  frontier by the shipped exploration model over those scores: a classifier no refit can beat.
+  frontier by the shipped exploration model over those scores: a classifier no refit can beat;
+- `perfect_investigating`: the same, and where the policy would submit, it first runs
+  `investigate_network` around its first flagged account (once), so every member within two hops
+  becomes visible before it decides again.
 For each lost `perfect` episode it counts the members never flagged and how many of them were
 never even visible: members that no inspected account follows can only be reached by
 `investigate_network`, whose two hops reveal about two thirds of a hard network at once, so an
 evidence-bound agent cannot tell them from the crowd. That bounds what learning (a better
 classifier) can buy: the campaign target of 80 % by the third round of a regime is above it.
+`perfect_investigating` tests whether visibility is the limit: if it wins no more than
+`perfect`, the missing piece is evidence that tells revealed members apart, not exploration.
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ def perfect_scores(obs: PlainObservation, starting: list[str], ring: set[str]) -
     return likelihood, frontier
 
 
+SCORERS = ("shipped", "perfect", "perfect_investigating")
+
+
 def play(task: str, seed: int, scorer: str) -> dict:
     playbook = campaign_round(task, CAMPAIGN_BASE + seed, 0, "mixed").playbook
     ep = Episode(task, SEED_BASE + seed, tactics=playbook)
@@ -53,11 +61,15 @@ def play(task: str, seed: int, scorer: str) -> dict:
     obs = PlainObservation(**ep.observation())
     starting = list(obs.visible_account_ids)
     cap = get_task(task).max_steps * 3  # the graph's action cap
+    investigated = False
     for _ in range(cap):
         if obs.done:
             break
-        scores = perfect_scores(obs, starting, ring) if scorer == "perfect" else None
+        scores = None if scorer == "shipped" else perfect_scores(obs, starting, ring)
         kind, account = parse_action(rules.propose(obs, starting, scores).action)
+        investigate = scorer == "perfect_investigating" and not investigated
+        if investigate and kind == "submit" and obs.flagged_ids:
+            kind, account, investigated = "investigate_network", obs.flagged_ids[0], True
         obs = PlainObservation(**ep.step(kind, account))
     if not obs.done:
         obs = PlainObservation(**ep.step("submit", None))
@@ -73,7 +85,7 @@ def play(task: str, seed: int, scorer: str) -> dict:
 
 def ceiling(task: str, seeds: list[int]) -> dict:
     out: dict = {"task": task, "seeds": [seeds[0], seeds[-1]], "scorers": {}}
-    for scorer in ("shipped", "perfect"):
+    for scorer in SCORERS:
         t0 = time.perf_counter()
         games = [play(task, s, scorer) for s in seeds]
         lost = [g for g in games if not g["won"]]
@@ -103,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.task} mixed, seeds {res['seeds'][0]}-{res['seeds'][1]} (episode 80000+s)")
     for name, r in res["scorers"].items():
         print(
-            f"  {name:8s} win {r['win_rate']:.0%}; lost {r['lost']} ({r['lost_with_budget_left']} "
+            f"  {name:21s} win {r['win_rate']:.0%}; lost {r['lost']} ({r['lost_with_budget_left']} "
             f"with budget left); members missed {r['members_missed']}, never visible "
             f"{r['members_missed_never_visible']}  ({r['seconds']} s)"
         )

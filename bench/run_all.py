@@ -56,7 +56,6 @@ import json
 import os
 import platform
 import shutil
-import sqlite3
 import sys
 import tempfile
 import time
@@ -74,22 +73,24 @@ import env_load  # noqa: E402  (bench/env_load.py)
 import env_resources  # noqa: E402  (bench/env_resources.py)
 import env_speed  # noqa: E402  (bench/env_speed.py)
 import scale_out  # noqa: E402  (bench/scale_out.py)
-import tactics_calibration  # noqa: E402  (bench/tactics_calibration.py)
 import tactics_speed  # noqa: E402  (bench/tactics_speed.py)
-import training_run  # noqa: E402  (bench/training_run.py)
-from agent_bench import bench_graph, bench_llm, clear_process_caches, llama_available  # noqa: E402
+from agent_bench import bench_graph, bench_llm  # noqa: E402
 from bench_table import table  # noqa: E402  (bench/bench_table.py)
+from learning_sections import (  # noqa: E402
+    bench_campaigns,
+    bench_tactics,
+    calibration_run,
+    flag_calibration,
+)
+from quality_sections import (  # noqa: E402
+    bench_hybrid,
+    bench_policies,
+    bench_rules_agent,
+    bench_training,
+)
 
 from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
-from fakegang.runs.evaluation import evaluate  # noqa: E402
-from fakegang.runs.runner import TrainOptions, train  # noqa: E402
-from fakegang.tools.alpha import MODE_COLUMNS  # noqa: E402
-from fakegang_env.generator import generate_network  # noqa: E402
-from fakegang_env.policies import run_policy  # noqa: E402
-from fakegang_env.tasks import TASK_NAMES as TASKS  # noqa: E402
-
-CAL_BINS = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0001]
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -105,24 +106,6 @@ def section(name: str, results: dict, fn: Callable[[], Any]) -> None:
     took = time.monotonic() - started
     results.setdefault("section_s", {})[name] = round(took, 1)
     print(f"[bench] {name} done in {took:.0f} s", file=sys.stderr, flush=True)
-
-
-def quality_row(rows: list[dict]) -> dict:
-    ok = [r for r in rows if "error" not in r and not r.get("skipped")]
-    n = len(ok)
-    if not n:
-        return {"episodes": 0}
-    return {
-        "episodes": n,
-        "seeds": [r["seed"] for r in ok],
-        "win_rate": round(sum(bool(r["won"]) for r in ok) / n, 4),
-        "mean_grader": round(sum(r["grader_score"] or 0 for r in ok) / n, 4),
-        "mean_steps": round(sum(r["steps_used"] for r in ok) / n, 2),
-        "llm_calls_per_episode": round(sum(r.get("llm_calls", 0) for r in ok) / n, 2),
-        "modes": {mode: sum(r.get(key, 0) for r in ok) for mode, key in MODE_COLUMNS.items()},
-        "errors": sum("error" in r for r in rows),
-        "skipped": sum(bool(r.get("skipped")) for r in rows),
-    }
 
 
 # ---------------------------------------------------------------------------------- sections
@@ -145,208 +128,7 @@ def bench_env(n_seeds: int, url: str, server_pid: int) -> dict:
     }
 
 
-def bench_policies(seeds: list[int]) -> dict:
-    out: dict[str, dict] = {}
-    for policy in ("random", "naive"):
-        for task in TASKS:
-            rows = [run_policy(policy, task, s) for s in seeds]
-            out.setdefault(task, {})[policy] = quality_row(rows)
-    return out
-
-
-def bench_rules_agent(env_url: str, seeds: list[int], concurrency: int, work: Path) -> dict:
-    """Rules-only agent quality per task (episodes in `concurrency` worker processes)."""
-    db = str(work / "fresh-rules.sqlite")  # read-only evaluation: α stays at its floor
-    quality: dict[str, dict] = {}
-    kw = dict(model="fake", db=db, env_url=env_url)
-    clear_process_caches()
-    for task in TASKS:
-        res = evaluate(task=task, seeds=seeds, concurrency=concurrency, **kw)
-        quality[task] = quality_row(res["results"])
-    return {"quality": quality}
-
-
-def bench_training(args: argparse.Namespace, work: Path) -> dict:
-    """The main job: summarise `--training-db`, or play `train.py` on a fresh database."""
-    if args.training_db:
-        out = training_run.summarise(args.training_db)
-        out["_db"] = args.training_db
-        return out
-    if not llama_available():
-        return {"skipped": "llama_cpp not installed"}
-    db = work / "training.sqlite"
-    played = training_run.play(
-        db, episodes=args.training_episodes, seed_offset=1000, log=work / "training.log"
-    )
-    return {**training_run.summarise(db), **played, "_db": str(db)}
-
-
-def bench_hybrid(env_url: str, args: argparse.Namespace, memory: str | None) -> dict:
-    """Evaluate a trained memory with the local model on a few unseen seeds per task."""
-    if not llama_available():
-        return {"skipped": "llama_cpp not installed"}
-    db = args.hybrid_db or memory
-    if not db:
-        return {"skipped": "no training memory (training skipped or failed; pass --hybrid-db)"}
-    if not Path(db).is_file():
-        raise FileNotFoundError(f"training memory {db} does not exist")
-    out: dict[str, Any] = {"seeds": args.hybrid_seeds}
-    out["memory"] = f"given memory {db}" if args.hybrid_db else "the training section's memory"
-    # The budget is shared out as the tasks come: what easy leaves unused goes to the later ones.
-    end = time.monotonic() + args.hybrid_budget_min * 60
-    out["quality"] = {}
-    out["budget_min"] = args.hybrid_budget_min
-    t0 = time.monotonic()
-    for i, task in enumerate(TASKS):
-        deadline = time.monotonic() + (end - time.monotonic()) / (len(TASKS) - i)
-        res = evaluate(
-            task=task, seeds=args.hybrid_seeds, model="local", db=db, env_url=env_url,
-            deadline=deadline, progress=True,
-        )  # fmt: skip
-        out["quality"][task] = quality_row(res["results"])
-        out["quality"][task]["alpha"] = _alpha(db, task)
-    out["eval_s"] = round(time.monotonic() - t0, 1)
-    return out
-
-
-def _alpha(db: str, task: str) -> float | None:
-    conn = sqlite3.connect(db)
-    try:
-        row = conn.execute("select alpha from alpha where task = ?", [task]).fetchone()
-        return row[0] if row else None
-    except sqlite3.OperationalError:
-        return None
-    finally:
-        conn.close()
-
-
-def calibration_run(env_url: str, episodes: int, work: Path) -> str:
-    """A --model fake learning run on seeds 2000+ whose `steps` table feeds the calibration."""
-    db = str(work / "calibration.sqlite")
-    with (work / "calibration-train.log").open("w") as fh:
-        for task in TASKS:
-            opts = TrainOptions(
-                env_url=env_url,
-                task=task,
-                episodes=episodes,
-                model="fake",
-                db=db,
-                seed_offset=2000,
-                log_dir=str(work / f"cal-runs-{task}"),
-            )
-            train(opts, out=fh)
-    return db
-
-
-def flag_calibration(dbs: list[str]) -> dict:
-    """Rule FLAG proposals per confidence bin: mean confidence vs share truly in the ring."""
-    samples: list[tuple[float, bool, str]] = []
-    truth: dict[tuple[str, int], set[str]] = {}
-    for db in dbs:
-        if not Path(db).is_file():
-            continue
-        conn = sqlite3.connect(db)
-        q = (
-            "select e.task, e.seed, s.rule_action, s.rule_confidence from steps s "
-            "join episodes e on e.thread_id = s.thread_id where s.rule_action like 'flag %'"
-        )
-        for task, seed, action, conf in conn.execute(q):
-            key = (task, seed)
-            if key not in truth:
-                truth[key] = set(generate_network(task, seed).gang_ids)
-            samples.append((conf, action.split()[1] in truth[key], task))
-        conn.close()
-    bins = []
-    for lo, hi in zip(CAL_BINS, CAL_BINS[1:], strict=False):
-        group = [s for s in samples if lo <= s[0] < hi]
-        if not group:
-            continue
-        mean_conf = sum(s[0] for s in group) / len(group)
-        share = sum(s[1] for s in group) / len(group)
-        bins.append(
-            {
-                "bin": f"[{lo:.2f}, {min(hi, 1.0):.2f}{']' if hi > 1 else ')'}",
-                "n": len(group),
-                "mean_confidence": round(mean_conf, 3),
-                "share_in_ring": round(share, 3),
-                "gap": round(share - mean_conf, 3),
-                "within_0_15": abs(share - mean_conf) <= 0.15,
-                "by_task": {t: sum(s[2] == t for s in group) for t in TASKS},
-            }
-        )
-    return {
-        "flags": len(samples),
-        "episodes": len(truth),
-        "bins": bins,
-        "all_within_0_15": all(b["within_0_15"] for b in bins) if bins else None,
-    }
-
-
-def bench_tactics(args: argparse.Namespace) -> dict:
-    """The generations' calibration table (issue 12); --quick: hard, classic and mixed, 3 seeds."""
-    if args.quick:
-        return tactics_calibration.run(
-            ["hard"], ["classic", "mixed"], [0, 1, 2], [1000, 1001], workers=2
-        )
-    return tactics_calibration.run(
-        ["hard", "medium"],
-        list(tactics_calibration.TACTICS_NAMES),
-        list(args.seeds),
-        list(range(1000, 1020)),
-        workers=2,
-    )
-
-
 # ---------------------------------------------------------------------------------- main
-def bench_campaigns(quick: bool) -> dict:
-    """Learning curves, static vs learning (bench/campaign_curves.py, --model fake policy), and
-    the refit time with a full experience table."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("campaign_curves", BENCH / "campaign_curves.py")
-    cc = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cc)
-    from fakegang.runs.campaign import summarise
-    from fakegang.tools import experience
-    from fakegang.tools.memory import Memory
-
-    campaigns, rounds = ([0], 3) if quick else ([0, 1, 2, 3, 4], 10)
-    settings = [("medium", "aged_accounts")]
-    if not quick:
-        settings += [("medium", "mixed"), ("hard", "mixed")]
-    out: dict[str, Any] = {"campaigns": campaigns, "rounds": rounds}
-    with tempfile.TemporaryDirectory() as tmp:
-        for task, tactics in settings:
-            results = [
-                cc.campaign(task, tactics, c, rounds, mode, tmp)
-                for c in campaigns
-                for mode in ("static", "learning")
-            ]
-            s = summarise(
-                results,
-                task=task,
-                tactics=tactics,
-                campaigns=campaigns,
-                rounds=rounds,
-                model="fake",
-            )
-            out[f"{task}/{tactics}"] = {"auc": s["auc"], "since_switch": s["since_switch"]}
-        memory = Memory(Path(tmp) / "refit.sqlite")
-        ep = cc.Episode("hard", 5, tactics="aged_accounts")
-        obs, starting = cc.play(ep, None)
-        rows = experience.labelled_rows(obs, starting, set(obs.ring_ids), experience.load_weights())
-        times = []
-        for i in range(3 if quick else experience.MAX_EXPERIENCE_EPISODES):
-            experience.store_experience(memory, "hard", f"t{i}", rows)
-            t0 = time.perf_counter()
-            experience.refit_task(memory, "hard", f"t{i}")
-            times.append(time.perf_counter() - t0)
-        memory.close()
-    out["refit_s_full_table"] = round(times[-1], 3)
-    out["refit_s_max"] = round(max(times), 3)
-    return out
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="few seeds, for a fast smoke run")

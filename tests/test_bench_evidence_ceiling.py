@@ -8,13 +8,17 @@ evidence_ceiling = load_bench("evidence_ceiling")
 
 
 def test_a_perfect_classifier_bounds_the_shipped_one_and_misses_are_counted() -> None:
-    res = evidence_ceiling.ceiling("medium", [0, 1, 2])
+    res = evidence_ceiling.ceiling("medium", [2, 3, 4])
     shipped, perfect = res["scorers"]["shipped"], res["scorers"]["perfect"]
-    assert res["seeds"] == [0, 2]
+    investigating = res["scorers"]["perfect_investigating"]
+    assert res["seeds"] == [2, 4]
     assert perfect["win_rate"] >= shipped["win_rate"]
-    for r in (shipped, perfect):
+    for r in (shipped, perfect, investigating):
         assert r["lost"] == round(3 * (1 - r["win_rate"]))
         assert 0 <= r["members_missed_never_visible"] <= r["members_missed"]
         assert r["lost_with_budget_left"] <= r["lost"]
     # the truth as scores never flags an innocent: a lost game is a missed member
     assert perfect["members_missed"] >= perfect["lost"]
+    # seed 3 loses with members never seen; investigating before submitting reveals them
+    assert perfect["members_missed_never_visible"] > 0
+    assert investigating["members_missed_never_visible"] == 0
