@@ -165,7 +165,8 @@ def table(r: dict) -> str:
                     f"{'ok' if b['within_0_15'] else 'OUT of ±0.15'}",
                 )
             )
-    width = max(len(k) for k, _ in rows)
+    # only rows with a value are aligned: headers and whole-line rows (the tactics table) are not
+    width = max((len(k) for k, v in rows if v), default=0)
     head = (
         f"fakegang bench — {r['date']} — `{r['command']}` — {r['machine']}"
         f"{' — QUICK (smoke settings)' if r['quick'] else ''}"

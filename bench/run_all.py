@@ -43,7 +43,7 @@ per task) is evaluated on seeds 0-2 of each task within a wall-time budget
 reported as skipped (a started hard episode may overrun it by a few minutes).
 `--training-db PATH` summarises an existing training run instead of playing one (and its memory
 is the hybrid's); `--hybrid-db PATH` evaluates another memory; `--hybrid-seeds 0-49` widens the
-evaluation. `--skip-training` (and `--quick`) skip the 20-27 minute training run.
+evaluation. `--skip-training` (and `--quick`) skip the training run (about 4 minutes).
 
 Writes bench/results/latest.json and a dated copy (`--quick`: latest-quick.json).
 """
