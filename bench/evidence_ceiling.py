@@ -43,8 +43,9 @@ def perfect_scores(obs: PlainObservation, starting: list[str], ring: set[str]) -
     view = CaseView.build(obs, starting)
     likelihood = {a: 0.99 if a in ring else 0.01 for a in view.profiles}
     weights = rules.load_weights()["frontier"]
+    known = sum(likelihood.values())
     frontier = {
-        x: rules.logistic(weights, frontier_features(view, x, likelihood))
+        x: rules.logistic(weights, frontier_features(view, x, likelihood, known))
         for x in obs.visible_account_ids
         if x not in view.profiles
     }

@@ -161,7 +161,7 @@ def store_experience(memory: Memory, task: str, thread_id: str, rows: list[dict]
         }
         for r in rows
     ]
-    with memory._lock, memory.db.conn:
+    with memory.write_transaction():  # the bound reads what it then deletes
         memory.db["experience"].upsert_all(records, pk=("thread_id", "kind", "account_id"))
         keep = experience_threads(memory, task)
         if len(keep) > MAX_EXPERIENCE_EPISODES:
