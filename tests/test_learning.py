@@ -97,10 +97,17 @@ def test_refit_from_real_debriefs_is_fast_and_versioned(memory):
     obs, starting = _finished("medium", 3, "aged_accounts")
     ring = set(obs.ring_ids)
     rows = experience.labelled_rows(obs, starting, ring, experience.load_weights())
-    assert {r["kind"] for r in rows} == {"profile", "profile0", "frontier"}
-    assert sum(r["label"] for r in rows if r["kind"] == "profile") == len(
-        ring & {p.account_id for p in obs.visible_accounts}
-    )
+    assert {r["kind"] for r in rows} == {"profile", "profile0", "profile1", "frontier"}
+    inspected_members = ring & {p.account_id for p in obs.visible_accounts}
+    assert sum(r["label"] for r in rows if r["kind"] == "profile") == len(inspected_members)
+    # profile1: the same accounts against a core of the first member inspected, alone
+    profile1 = {r["account_id"]: r for r in rows if r["kind"] == "profile1"}
+    assert set(profile1) == {p.account_id for p in obs.visible_accounts}
+    first = next(a for a in obs.inspected_ids if a in ring)
+    assert profile1[first]["features"]["has_core"] == 0.0  # its core excludes itself
+    others = [r for a, r in profile1.items() if a != first]
+    assert all(r["features"]["has_core"] == 1.0 for r in others)
+    assert max(r["features"]["core_in"] + r["features"]["core_out"] for r in others) <= 2.0
     experience.store_experience(memory, "medium", "t1", rows)
     t0 = time.perf_counter()
     v1 = experience.refit_task(memory, "medium", "t1")

@@ -63,7 +63,7 @@ def ensure_tables(memory: Memory) -> None:
             {
                 "thread_id": str,
                 "task": str,
-                "kind": str,  # profile | frontier
+                "kind": str,  # profile0 | profile1 | profile | frontier
                 "account_id": str,
                 "features": str,
                 "label": int,
@@ -98,10 +98,16 @@ def labelled_rows(
 ) -> list[dict[str, Any]]:
     """Evidence vectors of the episode's terminal observation, labelled by the debrief.
 
-    Profile rows: every inspected account, twice, as the engine meets it during an episode:
-    before any flag (no core: how the first member is recognised) and against the core of the
-    inspected members the debrief confirms (how the rest are). Features against the agent's own
-    final flags would teach a lost episode's mistakes. Frontier rows: up to FRONTIER_ROWS visible
+    Profile rows: every inspected account as the engine meets it during an episode: before any
+    flag (`profile0`: how the first member is recognised), against the first member it inspected
+    alone (`profile1`: the core right after a first right flag, when most flags are decided; with
+    at least two members inspected), and against the core of all the inspected members the
+    debrief confirms (`profile`: how the last ones are). Without `profile1` the model learned
+    core evidence at full-core strength and scored members under 0.5 next to a core of one: 23
+    of 31 losses on hard `mixed` training playbooks left inspected members unflagged; with it,
+    training campaigns 100-119 went from 0.30 to 0.38 (hard) and 0.26 to 0.305 (medium).
+    Features against the agent's own final flags would teach a lost episode's mistakes (tried:
+    no better). Frontier rows: up to FRONTIER_ROWS visible
     accounts (all members first: the frontier is mostly innocents), scored from who points at
     them around the confirmed core; sorted by id so the sample is deterministic.
     """
@@ -117,6 +123,13 @@ def labelled_rows(
         {"kind": "profile", "account_id": a, "features": profile_features(core, a)}
         for a in inspected
     ]
+    first_member = next((a for a in obs.inspected_ids if a in ring), None)
+    if len(confirmed) >= 2 and first_member is not None:
+        one = CaseView.build(obs.model_copy(update={"flagged_ids": [first_member]}), starting_ids)
+        rows += [
+            {"kind": "profile1", "account_id": a, "features": profile_features(one, a)}
+            for a in inspected
+        ]
     likelihood = {a: logistic(weights["profile"], profile_features(core, a)) for a in inspected}
     visible = sorted(obs.visible_account_ids)
     members = [x for x in visible if x in ring]
@@ -307,7 +320,11 @@ def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
     """The weights the task's stored experience gives now (version -1: not stored)."""
     shipped = load_weights()
     core_rows = experience_rows(memory, task, "profile")
-    prof_rows = core_rows + experience_rows(memory, task, "profile0")
+    prof_rows = (
+        core_rows
+        + experience_rows(memory, task, "profile0")
+        + experience_rows(memory, task, "profile1")
+    )
     front_rows = experience_rows(memory, task, "frontier")
     if refit.mean_log_loss(shipped["profile"], core_rows) < refit.SHIFT_LOSS:
         # drift check: the shipped weights still explain the recent debriefs, keep them (a refit
