@@ -106,8 +106,8 @@ def labelled_rows(
     core evidence at full-core strength and scored members under 0.5 next to a core of one: 23
     of 31 losses on hard `mixed` training playbooks left inspected members unflagged; with it,
     training campaigns 100-119 went from 0.30 to 0.38 (hard) and 0.26 to 0.305 (medium).
-    Features against the agent's own final flags would teach a lost episode's mistakes (tried:
-    no better). Frontier rows: up to FRONTIER_ROWS visible
+    Features against the agent's own final flags would teach a lost episode's mistakes (tried with
+    the earlier, undamped fit: no better). Frontier rows: up to FRONTIER_ROWS visible
     accounts (all members first: the frontier is mostly innocents), scored from who points at
     them around the confirmed core; sorted by id so the sample is deterministic.
     """

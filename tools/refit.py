@@ -77,9 +77,10 @@ def fit_map(
 
     Newton's method with a backtracking line search: the objective is strictly convex (the
     prior's penalty), but plain Newton steps overshoot when a few rows are separable and the
-    start is far from the optimum. Measured on hard `mixed` debriefs (campaign 108, the second
-    refit): undamped steps diverged to a bias of -242 and then +25, so the engine flagged every
-    account it inspected (79 false flags an episode). Each step here must lower the objective.
+    start is far from the optimum. Measured on hard `mixed` debriefs (campaign 108): undamped
+    steps gave a bias of -242 at the second refit and +13 at the third, after which the engine
+    flagged every account it inspected (79 false flags an episode). Each step here must lower
+    the objective.
     """
     names = sorted(k for k in prior if k != "bias")
     w0 = np.array([prior.get("bias", 0.0)] + [prior[n] for n in names], dtype=float)
