@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from fakegang.tools import memory as memory_mod
 from fakegang.tools.memory import Memory, Trajectory
 
@@ -155,3 +157,38 @@ def test_trim_in_a_read_only_memory_deletes_nothing(tmp_path) -> None:
     ro = Memory(db, read_only=True)
     assert ro.trim("bounded", key="id", order="id desc", keep=1) == 0
     assert ro.db["bounded"].count == 5
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda m: m.db["notes"].create({"k": str}, pk="k"),
+        lambda m: m.upsert_episode({"thread_id": "t1", "task": "easy", "status": "running"}),
+    ],
+    ids=["create-table", "upsert"],
+)
+def test_a_write_racing_another_connection_waits_for_it_instead_of_failing(tmp_path, write) -> None:
+    """sqlite-utils reads the schema inside its write transaction before it writes. Begun with a
+    deferred BEGIN, another connection's commit in between made SQLite refuse the write at once
+    ("database is locked", no busy wait): 1 % of fresh-file episodes under load, and a CI run.
+    The memory's writes take the write lock first, so the other connection has to wait."""
+    db = tmp_path / "agent.sqlite"
+    memory = Memory(db)
+    other = sqlite3.connect(db, timeout=0.2, isolation_level=None)
+    interloper: list[str] = []
+
+    def commit_from_the_other_connection(sql: str, params: object) -> None:
+        if sql.lstrip().upper().startswith(("CREATE", "INSERT")) and not interloper:
+            try:
+                other.execute("insert into alpha (task, alpha) values ('medium', 0.3)")
+                interloper.append("committed")
+            except sqlite3.OperationalError as err:
+                interloper.append(str(err))
+
+    memory.db._tracer = commit_from_the_other_connection
+    write(memory)  # raised "database is locked" with sqlite-utils' deferred BEGIN (create-table)
+    memory.db._tracer = None
+
+    assert interloper == ["database is locked"]  # it waited its 0.2 s behind our write lock
+    other.execute("insert into alpha (task, alpha) values ('medium', 0.3)")  # and then got in
+    assert [r["task"] for r in memory.db.query("select task from alpha")] == ["medium"]

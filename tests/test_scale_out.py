@@ -67,6 +67,17 @@ def test_merging_a_shard_twice_records_it_once(memory_db, env_url, tmp_path):
     )
 
 
+def test_a_shard_starts_with_the_whole_memory_learned_tables_included(memory_db, tmp_path):
+    """Workers decide with the learned weights, credit and insights of the memory they copy."""
+    shard = shards.write_shard(shards.memory_snapshot(memory_db), tmp_path / "shard.sqlite")
+    for table in shards.MEMORY_TABLES:
+        query = f"select * from {table} order by rowid"
+        expected = sqlite3.connect(memory_db).execute(query).fetchall()
+        assert sqlite3.connect(shard).execute(query).fetchall() == expected, table
+    learned = sqlite3.connect(shard).execute("select count(*) from weight_versions").fetchone()[0]
+    assert learned > 0  # the training behind memory_db refit at least once
+
+
 def test_a_killed_worker_is_replaced_and_its_episode_replayed_once(
     sequential, memory_db, tmp_path, monkeypatch
 ):

@@ -13,26 +13,6 @@ from fakegang.tools.memory import Memory, utc_now
 CREDIT_WINDOW = 50
 
 
-def ensure_table(memory: Memory) -> None:
-    with memory._lock:
-        memory.db["credit"].create(
-            {
-                "thread_id": str,
-                "task": str,
-                "better": int,
-                "worse": int,
-                "ties": int,
-                "llm_calls": int,
-                "actions": int,
-                "alpha": float,
-                "created_at": str,
-            },
-            pk="thread_id",
-            if_not_exists=True,
-        )
-        memory.db["credit"].create_index(["task", "created_at"], if_not_exists=True)
-
-
 def record(
     memory: Memory,
     task: str,
@@ -43,7 +23,6 @@ def record(
     actions: int,
     alpha: float,
 ) -> None:
-    ensure_table(memory)
     if memory.read_only:
         return
     with memory.write_transaction():
@@ -76,7 +55,6 @@ def record(
 
 def task_credit(memory: Memory, task: str) -> Credit:
     """The task's credit summed over its stored (recent) episodes."""
-    ensure_table(memory)
     row = memory.db.execute(
         "select coalesce(sum(better),0), coalesce(sum(worse),0), coalesce(sum(ties),0) "
         "from credit where task = ?",
@@ -86,6 +64,5 @@ def task_credit(memory: Memory, task: str) -> Credit:
 
 
 def history(memory: Memory, task: str | None = None) -> list[dict]:
-    ensure_table(memory)
     where, args = ("where task = ?", [task]) if task else ("", [])
     return list(memory.db.query(f"select * from credit {where} order by created_at, rowid", args))

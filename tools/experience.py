@@ -56,42 +56,6 @@ def shipped_version(task: str) -> WeightsVersion:
     return WeightsVersion(SHIPPED_VERSION, task, w["profile"], w["frontier"], None, 0, 0)
 
 
-def ensure_tables(memory: Memory) -> None:
-    with memory._lock:
-        t = memory.db.table
-        t("experience").create(
-            {
-                "thread_id": str,
-                "task": str,
-                "kind": str,  # profile0 | profile1 | profile | frontier
-                "account_id": str,
-                "features": str,
-                "label": int,
-                "weight": float,
-                "created_at": str,
-            },
-            pk=("thread_id", "kind", "account_id"),
-            if_not_exists=True,
-        )
-        t("weight_versions").create(
-            {
-                "version": int,
-                "task": str,
-                "thread_id": str,
-                "profile": str,
-                "frontier": str,
-                "n_rows": int,
-                "n_episodes": int,
-                "created_at": str,
-            },
-            pk="version",
-            if_not_exists=True,
-        )
-        memory.db["experience"].create_index(["task", "thread_id"], if_not_exists=True)
-        memory.db["weight_versions"].create_index(["task", "version"], if_not_exists=True)
-        memory.db["weight_versions"].create_index(["thread_id"], unique=True, if_not_exists=True)
-
-
 # ---------------------------------------------------------------------------------- experience
 def labelled_rows(
     obs: PlainObservation, starting_ids: list[str], ring: set[str], weights: dict[str, Any]
@@ -157,7 +121,6 @@ def labelled_rows(
 
 def store_experience(memory: Memory, task: str, thread_id: str, rows: list[dict]) -> int:
     """Upsert one episode's labelled rows and drop the task's oldest episodes beyond the bound."""
-    ensure_tables(memory)
     if memory.read_only:
         return 0
     now = utc_now()
@@ -185,7 +148,6 @@ def store_experience(memory: Memory, task: str, thread_id: str, rows: list[dict]
 
 def experience_threads(memory: Memory, task: str) -> list[str]:
     """Thread ids of a task's stored experience, oldest first (by first insertion)."""
-    ensure_tables(memory)
     return [
         r["thread_id"]
         for r in memory.db.query(
@@ -222,7 +184,6 @@ _CACHE_LOCK = threading.Lock()
 
 
 def latest_version(memory: Memory, task: str) -> WeightsVersion:
-    ensure_tables(memory)
     rows = list(
         memory.db.query(
             "select version from weight_versions where task = ? order by version desc limit 1",
@@ -243,7 +204,6 @@ def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersio
         hit = _VERSION_CACHE.get(key)
     if hit is not None:
         return hit
-    ensure_tables(memory)
     with memory._lock:
         rows = list(memory.db.query("select * from weight_versions where version = ?", [version]))
     if not rows:
@@ -270,7 +230,6 @@ def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersio
 
 def version_of_thread(memory: Memory, thread_id: str) -> WeightsVersion | None:
     """The version a finished episode produced (a re-run of its reflect finds it here)."""
-    ensure_tables(memory)
     rows = list(
         memory.db.query(
             "select version, task from weight_versions where thread_id = ?", [thread_id]
@@ -340,7 +299,6 @@ def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
 
 def version_history(memory: Memory, task: str | None = None) -> list[dict]:
     """Every stored version (oldest first) with its weights decoded, for reports."""
-    ensure_tables(memory)
     where, args = ("where task = ?", [task]) if task else ("", [])
     return [
         {**r, "profile": json.loads(r["profile"]), "frontier": json.loads(r["frontier"])}

@@ -130,36 +130,12 @@ def outcome_claims(fn: int | None, fp: int | None, won: bool) -> dict[str, str]:
     return claims
 
 
-def ensure_table(memory: Memory) -> None:
-    with memory._lock:
-        memory.db["insights"].create(
-            {
-                "id": int,
-                "task": str,
-                "key": str,
-                "text": str,
-                "importance": int,
-                "status": str,
-                "created_at": str,
-                "updated_at": str,
-                "last_thread": str,
-            },
-            pk="id",
-            if_not_exists=True,
-        )
-        memory.db["insights"].create_index(["task", "key"], unique=True, if_not_exists=True)
-        memory.db["insight_votes"].create(
-            {"thread_id": str, "ops": str, "at": str}, pk="thread_id", if_not_exists=True
-        )
-
-
 def _row(r: dict) -> Insight:
     return Insight(r["id"], r["task"], r["key"], r["text"], r["importance"], r["status"])
 
 
 def active(memory: Memory, task: str, n: int = MAX_ACTIVE) -> list[Insight]:
     """The task's active insights, most important first."""
-    ensure_table(memory)
     return [
         _row(r)
         for r in memory.db.query(
@@ -171,7 +147,6 @@ def active(memory: Memory, task: str, n: int = MAX_ACTIVE) -> list[Insight]:
 
 
 def all_insights(memory: Memory, task: str | None = None) -> list[Insight]:
-    ensure_table(memory)
     where, args = ("where task = ?", [task]) if task else ("", [])
     return [
         _row(r) for r in memory.db.query(f"select * from insights {where} order by task, id", args)
@@ -184,7 +159,6 @@ VOTES_KEPT = 64
 
 def update(memory: Memory, task: str, thread_id: str, claims: dict[str, str]) -> dict[str, int]:
     """Apply ADD/UPVOTE/DOWNVOTE/RETIRE for one episode's claims; counts of each operation."""
-    ensure_table(memory)
     ops = {"added": 0, "upvoted": 0, "downvoted": 0, "retired": 0}
     if memory.read_only:
         return ops

@@ -73,6 +73,33 @@ class _LockedDatabase(sqlite_utils.Database):
         with self.lock:
             return iter(list(super().query(sql, params)))
 
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite_utils.Database]:
+        """sqlite-utils' write transaction, begun with `BEGIN IMMEDIATE` instead of `BEGIN`.
+
+        Every sqlite-utils write (create, upsert, insert) reads the schema inside its transaction
+        before it writes. After a deferred `BEGIN` that read pins a WAL snapshot; if another
+        connection (the checkpointer's, another training's) commits before the write, SQLite
+        refuses to upgrade the stale snapshot at once with "database is locked", without waiting
+        the busy timeout (SQLITE_BUSY_SNAPSHOT). Taking the write lock first waits in the busy
+        handler instead. Nested blocks keep sqlite-utils' savepoints."""
+        with self.lock:
+            if self.conn.in_transaction:
+                with super().atomic():
+                    yield self
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self
+            except BaseException:
+                self.rollback()
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.rollback()
+                raise
+
 
 class Memory(RunRecords):
     """The agent's memory tables (tools/memory_schema.py), with run management's records

@@ -1,8 +1,9 @@
 """The agent's memory tables (sqlite-utils schemas), created where they do not exist yet.
 
 The `episodes` columns come from tools/episode_row.py (one definition of an episode row); the
-learning tables (credit, experience, weight versions, insights) are created by their own modules
-on first use. Creating is idempotent (`if_not_exists`), so every process may call it on open.
+learning tables (credit, experience, weight versions, insights) are defined in
+tools/learning_schema.py. Every table is created when a `Memory` opens, in one write transaction;
+creating is idempotent (`if_not_exists`), so every process may do it on open.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import sqlite_utils
 
 from fakegang.tools.database_check import stamp_schema
 from fakegang.tools.episode_row import EPISODE_SCHEMA
+from fakegang.tools.learning_schema import ensure_learning_tables
 
-__all__ = ["add_missing_columns", "ensure_run_tables", "ensure_schema", "utc_now"]
+__all__ = ["add_missing_columns", "ensure_schema", "utc_now"]
 
 
 def utc_now() -> str:
@@ -23,8 +25,17 @@ def utc_now() -> str:
 
 
 def ensure_schema(db: sqlite_utils.Database) -> None:
-    """Runs, episodes, steps, reflections, trajectories, α and observations, with their
-    indexes; stamps the file's schema version (checked by `fakegang db check`)."""
+    """Every table of the memory, in one transaction: runs, episodes, steps, reflections,
+    trajectories, α and observations with their indexes, then the run-management and learning
+    tables; stamps the file's schema version (checked by `fakegang db check`)."""
+    with db.atomic():
+        _ensure_core_tables(db)
+        _ensure_run_tables(db)
+        ensure_learning_tables(db)
+        stamp_schema(db.conn)  # schema version + application id for `fakegang db check`
+
+
+def _ensure_core_tables(db: sqlite_utils.Database) -> None:
     t = db.table
     t("runs").create(
         {
@@ -117,7 +128,6 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
     db["episodes"].create_index(["run_id", "episode"], if_not_exists=True)
     db["reflections"].create_index(["task", "id"], if_not_exists=True)
     db["reflections"].create_index(["thread_id"], unique=True, if_not_exists=True)
-    stamp_schema(db.conn)  # schema version + application id for `fakegang db check`
 
 
 def add_missing_columns(db: sqlite_utils.Database, table: str, columns: dict[str, type]) -> None:
@@ -128,8 +138,8 @@ def add_missing_columns(db: sqlite_utils.Database, table: str, columns: dict[str
             db[table].add_column(name, kind)
 
 
-def ensure_run_tables(db: sqlite_utils.Database) -> None:
-    """The run-management tables (`fakegang runs/resume/fork`): created on first use."""
+def _ensure_run_tables(db: sqlite_utils.Database) -> None:
+    """The run-management tables (`fakegang runs/resume/fork`, tools/run_records.py)."""
     db["run_owners"].create(
         {"run_id": str, "pid": int, "host": str, "claimed_at": str},
         pk="run_id",

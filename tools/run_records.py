@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from fakegang.tools.memory_schema import ensure_run_tables, utc_now
+from fakegang.tools.memory_schema import utc_now
 
 __all__ = ["RunRecords"]
 
 
 class RunRecords:
-    """`Memory`'s run-management methods; their two tables are created on first use."""
+    """`Memory`'s run-management methods (their two tables are created when it opens)."""
 
     db: sqlite_utils.Database
     read_only: bool
@@ -30,17 +30,12 @@ class RunRecords:
 
         def steps(self, thread_id: str) -> list[dict]: ...
 
-    def _ensure_run_tables(self) -> None:
-        with self._lock:
-            ensure_run_tables(self.db)
-
     def list_runs(self) -> list[dict]:
         """Every run, oldest first."""
         return list(self.db.query("select * from runs order by started_at, rowid"))
 
     def set_run_owner(self, run_id: str, pid: int, host: str) -> None:
         """Record which process is playing `run_id` (so a live run is not resumed twice)."""
-        self._ensure_run_tables()
         self._write(
             "run_owners",
             {"run_id": run_id, "pid": pid, "host": host, "claimed_at": utc_now()},
@@ -48,22 +43,18 @@ class RunRecords:
         )
 
     def run_owner(self, run_id: str) -> dict | None:
-        self._ensure_run_tables()
         rows = list(self.db.query("select * from run_owners where run_id = ?", [run_id]))
         return rows[0] if rows else None
 
     def record_fork(self, row: dict[str, Any]) -> None:
-        self._ensure_run_tables()
         self._write("forks", row, "thread_id")
 
     def fork_of(self, thread_id: str) -> dict | None:
         """The fork record of `thread_id` if that episode is a fork."""
-        self._ensure_run_tables()
         rows = list(self.db.query("select * from forks where thread_id = ?", [thread_id]))
         return rows[0] if rows else None
 
     def forks_of(self, parent_thread_id: str) -> list[dict]:
-        self._ensure_run_tables()
         return list(
             self.db.query(
                 "select * from forks where parent_thread_id = ? order by created_at, rowid",
@@ -87,7 +78,6 @@ class RunRecords:
         """Delete a thread's steps/observation/episode/fork rows (an aborted fork)."""
         if self.read_only:
             return
-        self._ensure_run_tables()
         with self._lock, self.db.conn:
             for table in ("steps", "observations", "episodes", "forks"):
                 self.db.execute(f"delete from {table} where thread_id = ?", [thread_id])

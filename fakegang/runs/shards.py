@@ -22,11 +22,17 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The agent's learned memory: copied into every shard, read-only during `eval`.
-MEMORY_TABLES = ("reflections", "trajectories", "alpha")
-#: What learning keeps (tools/experience.py, credit_store.py, insights.py): created lazily, so
-#: copied with the source's own table and index definitions, when the source has them.
-LEARNING_TABLES = ("experience", "weight_versions", "credit", "insights")
+#: The agent's memory, the learning tables (tools/learning_schema.py) included: copied into
+#: every shard, read-only during `eval`.
+MEMORY_TABLES = (
+    "reflections",
+    "trajectories",
+    "alpha",
+    "experience",
+    "weight_versions",
+    "credit",
+    "insights",
+)
 #: Tables keyed by an episode's thread id (what an episode adds to the database).
 THREAD_TABLES = ("episodes", "steps", "observations", "checkpoints", "writes")
 
@@ -72,26 +78,10 @@ def memory_snapshot(db: str | Path) -> bytes:
                         conn.execute(
                             f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM src.{table}"
                         )
-                    _copy_learning_tables(conn)
                 conn.execute("DETACH DATABASE src")
             finally:
                 conn.close()
         return shard_bytes(path)
-
-
-def _copy_learning_tables(conn: sqlite3.Connection) -> None:
-    """Copy the learning tables of the attached `src` into `main`, schema and indexes included."""
-    for table in LEARNING_TABLES:
-        ddl = conn.execute(
-            "SELECT type, sql FROM src.sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL "
-            "ORDER BY type = 'index'",
-            (table,),
-        ).fetchall()
-        if not ddl:
-            continue
-        for _, sql in ddl:
-            conn.execute(sql)
-        conn.execute(f"INSERT INTO main.[{table}] SELECT * FROM src.[{table}]")
 
 
 def write_shard(data: bytes, path: str | Path) -> Path:
