@@ -118,6 +118,7 @@ def test_a_good_database_passes_and_is_stamped(real_db, capsys) -> None:
     report = check_database(real_db, full=True)
     assert report.schema_version == SCHEMA_VERSION and report.stamped
     assert report.tables["runs"] == 400 and "checkpoints" in report.tables
+    assert {"experience", "weight_versions", "credit", "insights"} <= set(report.tables)
     conn = sqlite3.connect(real_db)
     assert conn.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
     conn.close()

@@ -24,8 +24,8 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = int.from_bytes(b"FGNG", "big")
 SQLITE_HEADER = b"SQLite format 3\x00"
 
-#: Tables the agent's memory (tools/memory.py) and LangGraph's SqliteSaver create, with the
-#: columns the code relies on (keys and the ones every query reads).
+#: Tables the agent's memory (tools/memory_schema.py, tools/learning_schema.py) and LangGraph's
+#: SqliteSaver create, with the columns the code relies on (keys and the ones every query reads).
 EXPECTED_COLUMNS: dict[str, frozenset[str]] = {
     "runs": frozenset({"run_id", "status", "settings"}),
     "episodes": frozenset({"thread_id", "run_id", "episode", "task", "seed", "status"}),
@@ -34,6 +34,10 @@ EXPECTED_COLUMNS: dict[str, frozenset[str]] = {
     "trajectories": frozenset({"task", "thread_id", "action_log"}),
     "alpha": frozenset({"task", "alpha"}),
     "observations": frozenset({"thread_id", "action_count", "observation"}),
+    "experience": frozenset({"thread_id", "task", "kind", "account_id", "features", "label"}),
+    "weight_versions": frozenset({"version", "task", "thread_id", "profile", "frontier"}),
+    "credit": frozenset({"thread_id", "task", "better", "worse", "ties"}),
+    "insights": frozenset({"id", "task", "key", "text", "status"}),
     "checkpoints": frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint"}),
     "writes": frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"}),
 }
