@@ -9,6 +9,11 @@ refit weights play `--tests` unseen seeds (70000 + 100·campaign + j) of that sa
 This is the best case for learning inside a campaign: every training episode comes from the
 current regime, none from an older one. If the win rate plateaus here well below the campaign
 targets, the limit is the rule engine's policy and features, not how fast it learns.
+
+The losses after the last K are sorted by what went wrong (`loss_modes`; a loss can show several):
+too many false flags, members inspected but left unflagged, members visible but never inspected,
+members never visible. Each mode asks for a different fix (a flag threshold, the profile model,
+exploration, evidence the environment does not give).
 """
 
 from __future__ import annotations
@@ -29,16 +34,37 @@ from fakegang.cli_agent import parse_seed_range  # noqa: E402
 from fakegang.tools import experience  # noqa: E402
 from fakegang.tools.memory import Memory  # noqa: E402
 from fakegang_env.engine import Episode  # noqa: E402
+from fakegang_env.schema import PlainObservation  # noqa: E402
 from fakegang_env.tactics import campaign_round  # noqa: E402
+from fakegang_env.tasks import get_task  # noqa: E402
 
 KS = (0, 1, 2, 3, 6)
 TRAIN_BASE, TEST_BASE = 60000, 70000
+LOSS_MODES = ("false flags", "inspected, not flagged", "visible, never inspected", "never visible")
 
 
-def ceiling(task: str, campaign: int, tests: int) -> dict[int, float]:
-    """Win rate on unseen seeds of the campaign's first playbook after K refit episodes."""
+def loss_modes(task: str, obs: PlainObservation) -> list[str]:
+    """What a finished episode's debrief shows went wrong (empty for a win)."""
+    if obs.message.startswith("[WIN]"):
+        return []
+    ring, flagged = set(obs.ring_ids or []), set(obs.flagged_ids)
+    inspected, visible = set(obs.inspected_ids), set(obs.visible_account_ids)
+    precision = len(flagged & ring) / len(flagged) if flagged else 1.0  # no flag: none false
+    checks = (
+        precision < get_task(task).win_precision,
+        bool(ring & inspected - flagged),
+        bool(ring & visible - inspected),
+        bool(ring - visible),
+    )
+    return [mode for mode, hit in zip(LOSS_MODES, checks, strict=True) if hit]
+
+
+def ceiling(task: str, campaign: int, tests: int) -> tuple[dict[int, float], list[list[str]]]:
+    """Win rate on unseen seeds of the campaign's first playbook after K refit episodes, and the
+    loss modes of the test episodes after the last K."""
     playbook = campaign_round(task, campaign, 0, "mixed").playbook
     out: dict[int, float] = {}
+    losses: list[list[str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         memory = Memory(Path(tmp) / "memory.sqlite")
         weights = None
@@ -49,6 +75,8 @@ def ceiling(task: str, campaign: int, tests: int) -> dict[int, float]:
                     ep = Episode(task, TEST_BASE + 100 * campaign + j, tactics=playbook)
                     obs, _ = play(ep, weights)
                     wins += obs.message.startswith("[WIN]")
+                    if k == max(KS) and not obs.message.startswith("[WIN]"):
+                        losses.append(loss_modes(task, obs))
                 out[k] = wins / tests
             if k == max(KS):
                 break
@@ -59,7 +87,7 @@ def ceiling(task: str, campaign: int, tests: int) -> dict[int, float]:
             experience.store_experience(memory, task, f"train-{k}", rows)
             weights = experience.refit_task(memory, task, f"train-{k}").as_rule_weights()
         memory.close()
-    return out
+    return out, losses
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,12 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         futures = [pool.submit(ceiling, args.task, c, args.tests) for c in args.campaigns]
         per_campaign = [f.result() for f in futures]
-    mean = {k: round(sum(r[k] for r in per_campaign) / len(per_campaign), 3) for k in KS}
+    mean = {k: round(sum(r[k] for r, _ in per_campaign) / len(per_campaign), 3) for k in KS}
+    losses = [modes for _, campaign_losses in per_campaign for modes in campaign_losses]
     result = {
         "task": args.task,
         "campaigns": list(args.campaigns),
         "tests_per_campaign": args.tests,
         "win_rate_after_k": mean,
+        "losses_after_last_k": len(losses),
+        "loss_modes_after_last_k": {m: sum(m in modes for modes in losses) for m in LOSS_MODES},
         "seconds": round(time.perf_counter() - t0, 1),
     }
     if args.json:
@@ -91,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for k in KS:
             print(f"  after {k} refit episode(s) of the playbook: win {mean[k]:.0%}")
+        print(f"  losses after {max(KS)}: {len(losses)}, showing (a loss can show several):")
+        for mode, n in result["loss_modes_after_last_k"].items():
+            print(f"    {mode:<26} {n}")
     return 0
 
 
