@@ -134,15 +134,10 @@ class Memory(RunRecords):
         lock, then `BEGIN IMMEDIATE` (the write lock taken up front, waiting up to the busy
         timeout), committed at the end or rolled back on error. Without it Python's sqlite3
         opens a transaction only at the first write, so what was read before it may be stale,
-        and two trainings on one file could both apply the same read (or fail to upgrade)."""
-        with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self.db.conn.rollback()
-                raise
-            self.db.conn.commit()
+        and two trainings on one file could both apply the same read (or fail to upgrade).
+        The same transaction every sqlite-utils write of this memory opens (`_LockedDatabase`)."""
+        with self.db.atomic():
+            yield
 
     # ------------------------------------------------------------------ bounds
     def keys_beyond(
