@@ -74,8 +74,9 @@ def ceiling(task: str, campaign: int, tests: int) -> tuple[dict[int, float], lis
                 for j in range(tests):
                     ep = Episode(task, TEST_BASE + 100 * campaign + j, tactics=playbook)
                     obs, _ = play(ep, weights)
-                    wins += obs.message.startswith("[WIN]")
-                    if k == max(KS) and not obs.message.startswith("[WIN]"):
+                    won = obs.message.startswith("[WIN]")
+                    wins += won
+                    if k == max(KS) and not won:
                         losses.append(loss_modes(task, obs))
                 out[k] = wins / tests
             if k == max(KS):
