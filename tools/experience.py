@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from fakegang.tools import refit
+from fakegang.tools import refit, tactics_model
 from fakegang.tools.evidence import CaseView, frontier_features, profile_features
 from fakegang.tools.memory import Memory, utc_now
 from fakegang.tools.rules import load_weights, logistic
@@ -290,7 +290,11 @@ def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
         # on a few episodes of an unchanged ring only adds noise: measured on classic campaigns)
         profile, frontier = dict(shipped["profile"]), dict(shipped["frontier"])
     else:
-        profile = refit.fit_map(shipped["profile"], prof_rows, refit.PRIOR_STRENGTH["profile"])
+        # the operator changed: start from the evidence model of the tactics the debriefs show
+        prior = shipped["profile"]
+        if tactics_model.has_model(task):
+            prior, _ = tactics_model.adapted_prior(task, prof_rows)
+        profile = refit.fit_map(prior, prof_rows, refit.PRIOR_STRENGTH["profile"])
         frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
     n_episodes = len(experience_threads(memory, task))
     n_rows = len(prof_rows) + len(front_rows)

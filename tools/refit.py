@@ -58,11 +58,17 @@ def recency_weight(age_episodes: int) -> float:
 
 
 def _map_objective(
-    w: np.ndarray, x: np.ndarray, y: np.ndarray, sw: np.ndarray, reg: np.ndarray, w0: np.ndarray
+    w: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    sw: np.ndarray,
+    reg: np.ndarray,
+    w0: np.ndarray,
+    offset: np.ndarray | float = 0.0,
 ) -> float:
     """Weighted log-loss plus the prior's penalty, computed without overflow: log(1 + e^z) is
     `logaddexp(0, z)`, exact for any z (no clipping, which would flatten the objective)."""
-    z = x @ w
+    z = offset + x @ w
     loss = np.logaddexp(0.0, z) - y * z
     return float((sw * loss).sum() + 0.5 * (reg * (w - w0) ** 2).sum())
 
@@ -92,20 +98,27 @@ def fit_map(
     # one BLAS thread: the systems are 19 x 19, and OpenBLAS's idle threads spin; with eval or
     # campaign workers on both cores a fit took 0.66-1.8 s instead of 8-24 ms (measured here)
     with threadpool_limits(limits=1, user_api="blas"):
-        w = _newton(x, y, sw, np.full(len(w0), strength), w0)
+        w = newton(x, y, sw, np.full(len(w0), strength), w0)
     out = {"bias": round(float(w[0]), 4)}
     out.update({n: round(float(v), 4) for n, v in zip(names, w[1:], strict=True)})
     return out
 
 
-def _newton(
-    x: np.ndarray, y: np.ndarray, sw: np.ndarray, reg: np.ndarray, w0: np.ndarray
+def newton(
+    x: np.ndarray,
+    y: np.ndarray,
+    sw: np.ndarray,
+    reg: np.ndarray,
+    w0: np.ndarray,
+    offset: np.ndarray | float = 0.0,
 ) -> np.ndarray:
-    """Damped Newton iterations on the MAP objective from the prior (see `fit_map`)."""
+    """Damped Newton iterations on the MAP objective from the prior (see `fit_map`); `offset` is
+    a fixed per-row logit added to `x @ w` (tools/tactics_model.py fits strengths on top of a
+    fixed base model with it)."""
     w = w0.copy()
-    value = _map_objective(w, x, y, sw, reg, w0)
+    value = _map_objective(w, x, y, sw, reg, w0, offset)
     for _ in range(NEWTON_STEPS):
-        p = 0.5 * (1.0 + np.tanh(0.5 * (x @ w)))  # the logistic function, overflow-free
+        p = 0.5 * (1.0 + np.tanh(0.5 * (offset + x @ w)))  # the logistic, overflow-free
         grad = x.T @ (sw * (p - y)) + reg * (w - w0)
         hess = (x * (sw * p * (1.0 - p))[:, None]).T @ x + np.diag(reg)
         delta = np.linalg.solve(hess, grad)
@@ -113,7 +126,7 @@ def _newton(
         step = 1.0
         for _ in range(LINE_SEARCH_HALVINGS):
             candidate = w - step * delta
-            new_value = _map_objective(candidate, x, y, sw, reg, w0)
+            new_value = _map_objective(candidate, x, y, sw, reg, w0, offset)
             if new_value <= value - LINE_SEARCH_SLOPE * step * decrease:
                 break
             step *= 0.5

@@ -16,6 +16,8 @@ from fakegang_env.tactics import Playbook
 from fakegang_env.tasks import get_task
 
 Hook = Callable[[Episode, PlainObservation, list[str], Proposal], None]
+#: Scores a case in place of the engine's own models: (likelihood, frontier), as `propose` takes.
+Scorer = Callable[[Episode, PlainObservation, list[str]], tuple[dict, dict]]
 
 
 def play_rules(
@@ -25,9 +27,11 @@ def play_rules(
     *,
     early_submit: bool = True,
     tactics: str | Playbook = "classic",
+    scorer: Scorer | None = None,
 ) -> dict:
     """Play one episode; `on_step` sees every decision (used to collect training data).
-    `tactics` is the ring's playbook (a name or a `Playbook`), as `Episode` takes it."""
+    `tactics` is the ring's playbook (a name or a `Playbook`), as `Episode` takes it; `scorer`
+    replaces the engine's scoring (bench/fit_tactics_model.py explores with the truth)."""
     episode = Episode(task, seed, tactics=tactics)
     obs = PlainObservation(**episode.observation())
     starting = list(obs.visible_account_ids)
@@ -35,8 +39,9 @@ def play_rules(
     max_actions = get_task(task).max_steps * 3
     n = 0
     while not obs.done:
+        scores = scorer(episode, obs, starting) if scorer is not None else None
         proposal = (
-            propose(obs, starting, early_submit=early_submit)
+            propose(obs, starting, scores, early_submit=early_submit)
             if n < max_actions
             else Proposal("submit", 1.0, "cap")
         )
@@ -62,4 +67,6 @@ def play_rules(
         "reward": obs.episode_return,
         "message": obs.message,
         "flags": flags,
+        "observation": obs,
+        "starting_ids": starting,
     }

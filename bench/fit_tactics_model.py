@@ -1,0 +1,97 @@
+"""Fit the tactics model: profile weights linear in the operator's channel strengths.
+
+    python bench/fit_tactics_model.py [--episodes 300] [--tasks easy medium hard]
+
+Training data only: `mixed` playbooks keyed `tactics-fit:<task>:<i>` (no campaign, report or
+calibration seed draws them) on episode seeds 200000+i. Each episode is explored with the truth
+(the inspected accounts scored 0.99 / 0.01, as bench/evidence_ceiling.py's `perfect` scorer), so
+the rows cover members and the innocents a good investigation meets; the rows themselves are the
+ones `reflect` stores (tools/experience.py `labelled_rows`: profile0, profile1, profile). Each
+feature gets one weight plus one per channel times that channel's strength, fitted as a MAP
+logistic regression centred on the shipped weights (interactions at 0). Writes
+tools/tactics_weights.json, which tools/tactics_model.py reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from evidence_ceiling import perfect_scores  # noqa: E402  (bench/evidence_ceiling.py)
+
+from fakegang.tools import refit, rules  # noqa: E402
+from fakegang.tools.experience import labelled_rows  # noqa: E402
+from fakegang.tools.rule_player import play_rules  # noqa: E402
+from fakegang_env.tactics import CHANNELS, mixed_playbook  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "tools" / "tactics_weights.json"
+SEED_BASE = 200_000
+#: Prior precision of the joint fit (tens of thousands of rows: the data decides).
+FIT_STRENGTH = 1.0
+
+
+def expanded(features: dict[str, float], strengths: dict[str, float]) -> dict[str, float]:
+    """A row's features, plus each feature (and the bias) times each channel's strength."""
+    out = dict(features)
+    for c in CHANNELS:
+        out[f"bias*{c}"] = strengths[c]
+        for k, v in features.items():
+            out[f"{k}*{c}"] = v * strengths[c]
+    return out
+
+
+def collect(task: str, episodes: int) -> list[tuple[dict, int, float]]:
+    shipped = rules.load_weights()
+    rows = []
+    for i in range(episodes):
+        playbook = mixed_playbook(f"tactics-fit:{task}:{i}")
+
+        def truth(episode, obs, starting):
+            return perfect_scores(obs, starting, set(episode.network.gang_ids))
+
+        out = play_rules(task, SEED_BASE + i, tactics=playbook, scorer=truth)
+        ring = set(out["observation"].ring_ids or [])
+        for r in labelled_rows(out["observation"], out["starting_ids"], ring, shipped):
+            if r["kind"].startswith("profile"):
+                rows.append((expanded(r["features"], playbook.channels), r["label"], r["weight"]))
+    return rows
+
+
+def fit_task(task: str, episodes: int) -> dict:
+    base = rules.load_weights()["profile"]
+    prior = dict(base)
+    for c in CHANNELS:
+        prior.update({f"{k}*{c}": 0.0 for k in base})
+    rows = collect(task, episodes)
+    weights = refit.fit_map(prior, rows, FIT_STRENGTH)
+    return {
+        "base": {k: weights[k] for k in base},
+        "channels": {c: {k: weights[f"{k}*{c}"] for k in base} for c in CHANNELS},
+        "rows": len(rows),
+        "episodes": episodes,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--episodes", type=int, default=300)
+    p.add_argument("--tasks", nargs="+", default=["easy", "medium", "hard"])
+    args = p.parse_args(argv)
+    tasks = {}
+    for task in args.tasks:
+        t0 = time.perf_counter()
+        tasks[task] = fit_task(task, args.episodes)
+        print(f"{task}: {tasks[task]['rows']} rows, {time.perf_counter() - t0:.0f} s")
+    note = f"fitted by bench/fit_tactics_model.py --episodes {args.episodes}"
+    OUT.write_text(json.dumps({"note": note, "tasks": tasks}, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
