@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from evidence_ceiling import perfect_scores  # noqa: E402  (bench/evidence_ceiling.py)
 
-from fakegang.tools import refit, rules  # noqa: E402
+from fakegang.tools import refit, rules, tactics_model  # noqa: E402
 from fakegang.tools.experience import labelled_rows  # noqa: E402
 from fakegang.tools.rule_player import play_rules  # noqa: E402
 from fakegang_env.tactics import CHANNELS, mixed_playbook  # noqa: E402
@@ -56,10 +56,7 @@ def collect(task: str, episodes: int, model: dict | None = None) -> list[tuple[d
         playbook = mixed_playbook(f"tactics-fit:{task}:{i}")
         weights = None
         if model is not None:
-            profile = dict(model["base"])
-            for c in CHANNELS:
-                for k, v in model["channels"][c].items():
-                    profile[k] += v * playbook.channels[c]
+            profile = tactics_model.profile_weights(task, playbook.channels, model)
             weights = {**shipped, "profile": profile}
 
         def scorer(episode, obs, starting, weights=weights):
