@@ -91,12 +91,8 @@ class _LockedDatabase(sqlite_utils.Database):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self
-            except BaseException:
-                self.rollback()
-                raise
-            try:
                 self.conn.execute("COMMIT")
-            except BaseException:
+            except BaseException:  # the block or the COMMIT failed
                 self.rollback()
                 raise
 

@@ -39,15 +39,24 @@ LINE_SEARCH_HALVINGS = 40
 SHIFT_LOSS = 0.03
 
 
+def design(
+    names: Sequence[str], rows: Sequence[tuple[dict, int, float]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, y, sw) of (features, label, weight) rows: x has a leading 1 (the bias) and then the
+    features `names` in order, a feature missing from a row counting as 0."""
+    x = np.array([[1.0] + [float(f.get(n, 0.0)) for n in names] for f, _, _ in rows])
+    y = np.array([float(label) for _, label, _ in rows])
+    sw = np.array([float(weight) for _, _, weight in rows])
+    return x, y, sw
+
+
 def mean_log_loss(weights: dict[str, float], rows: Sequence[tuple[dict, int, float]]) -> float:
     """Weighted mean log-loss of a logistic model on (features, label, weight) rows (0 if none)."""
     if not rows:
         return 0.0
     names = sorted(k for k in weights if k != "bias")
     w = np.array([weights.get("bias", 0.0)] + [weights[n] for n in names])
-    x = np.array([[1.0] + [float(f.get(n, 0.0)) for n in names] for f, _, _ in rows])
-    y = np.array([float(label) for _, label, _ in rows])
-    sw = np.array([float(weight) for _, _, weight in rows])
+    x, y, sw = design(names, rows)
     p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -30.0, 30.0)))
     loss = -(y * np.log(np.maximum(p, 1e-12)) + (1 - y) * np.log(np.maximum(1 - p, 1e-12)))
     return float((sw * loss).sum() / sw.sum())
@@ -92,13 +101,8 @@ def fit_map(
     w0 = np.array([prior.get("bias", 0.0)] + [prior[n] for n in names], dtype=float)
     if not rows:
         return dict(prior)
-    x = np.array([[1.0] + [float(f.get(n, 0.0)) for n in names] for f, _, _ in rows])
-    y = np.array([float(label) for _, label, _ in rows])
-    sw = np.array([float(weight) for _, _, weight in rows])
-    # one BLAS thread: the systems are 19 x 19, and OpenBLAS's idle threads spin; with eval or
-    # campaign workers on both cores a fit took 0.66-1.8 s instead of 8-24 ms (measured here)
-    with threadpool_limits(limits=1, user_api="blas"):
-        w = newton(x, y, sw, np.full(len(w0), strength), w0)
+    x, y, sw = design(names, rows)
+    w = newton(x, y, sw, np.full(len(w0), strength), w0)
     out = {"bias": round(float(w[0]), 4)}
     out.update({n: round(float(v), 4) for n, v in zip(names, w[1:], strict=True)})
     return out
@@ -114,25 +118,30 @@ def newton(
 ) -> np.ndarray:
     """Damped Newton iterations on the MAP objective from the prior (see `fit_map`); `offset` is
     a fixed per-row logit added to `x @ w` (tools/tactics_model.py fits strengths on top of a
-    fixed base model with it)."""
-    w = w0.copy()
-    value = _map_objective(w, x, y, sw, reg, w0, offset)
-    for _ in range(NEWTON_STEPS):
-        p = 0.5 * (1.0 + np.tanh(0.5 * (offset + x @ w)))  # the logistic, overflow-free
-        grad = x.T @ (sw * (p - y)) + reg * (w - w0)
-        hess = (x * (sw * p * (1.0 - p))[:, None]).T @ x + np.diag(reg)
-        delta = np.linalg.solve(hess, grad)
-        decrease = float(grad @ delta)  # > 0: delta is a descent direction (hess is positive)
-        step = 1.0
-        for _ in range(LINE_SEARCH_HALVINGS):
-            candidate = w - step * delta
-            new_value = _map_objective(candidate, x, y, sw, reg, w0, offset)
-            if new_value <= value - LINE_SEARCH_SLOPE * step * decrease:
+    fixed base model with it).
+
+    On one BLAS thread: the systems are small (19 x 19 for a refit), and OpenBLAS's idle threads
+    spin; with eval or campaign workers on both cores a fit took 0.66-1.8 s instead of 8-24 ms
+    (measured here)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        w = w0.copy()
+        value = _map_objective(w, x, y, sw, reg, w0, offset)
+        for _ in range(NEWTON_STEPS):
+            p = 0.5 * (1.0 + np.tanh(0.5 * (offset + x @ w)))  # the logistic, overflow-free
+            grad = x.T @ (sw * (p - y)) + reg * (w - w0)
+            hess = (x * (sw * p * (1.0 - p))[:, None]).T @ x + np.diag(reg)
+            delta = np.linalg.solve(hess, grad)
+            decrease = float(grad @ delta)  # > 0: delta is a descent direction (hess is positive)
+            step = 1.0
+            for _ in range(LINE_SEARCH_HALVINGS):
+                candidate = w - step * delta
+                new_value = _map_objective(candidate, x, y, sw, reg, w0, offset)
+                if new_value <= value - LINE_SEARCH_SLOPE * step * decrease:
+                    break
+                step *= 0.5
+            else:
+                break  # no step lowers the objective: w is optimal to numerical precision
+            w, value = candidate, new_value
+            if float(np.max(np.abs(step * delta))) < TOL:
                 break
-            step *= 0.5
-        else:
-            break  # no step lowers the objective: w is optimal to numerical precision
-        w, value = candidate, new_value
-        if float(np.max(np.abs(step * delta))) < TOL:
-            break
-    return w
+        return w

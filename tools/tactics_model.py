@@ -21,7 +21,6 @@ from functools import lru_cache
 from importlib import resources
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from fakegang.tools import refit
 from fakegang_env.tactics import CHANNELS
@@ -72,22 +71,19 @@ def estimate_strengths(task: str, rows: Sequence[Row]) -> dict[str, float]:
     if not rows:
         return dict.fromkeys(CHANNELS, PRIOR_MEAN)
     model = load_model()[task]
-    names = ["bias"] + sorted(k for k in model["base"] if k != "bias")
-    feats = np.array([[1.0] + [float(f.get(n, 0.0)) for n in names[1:]] for f, _, _ in rows])
-    base = np.array([model["base"].get(n, 0.0) for n in names])
-    per_channel = np.array([[model["channels"][c].get(n, 0.0) for n in names] for c in CHANNELS])
-    y = np.array([float(label) for _, label, _ in rows])
-    sw = np.array([float(weight) for _, _, weight in rows])
-    prior = np.full(len(CHANNELS), PRIOR_MEAN)
-    with threadpool_limits(limits=1, user_api="blas"):  # see refit.fit_map
-        s = refit.newton(
-            feats @ per_channel.T,
-            y,
-            sw,
-            np.full(len(CHANNELS), PRIOR_STRENGTH),
-            prior,
-            offset=feats @ base,
-        )
+    names = sorted(k for k in model["base"] if k != "bias")
+    feats, y, sw = refit.design(names, rows)
+    columns = ["bias", *names]  # feats' column order
+    base = np.array([model["base"].get(n, 0.0) for n in columns])
+    per_channel = np.array([[model["channels"][c].get(n, 0.0) for n in columns] for c in CHANNELS])
+    s = refit.newton(
+        feats @ per_channel.T,
+        y,
+        sw,
+        np.full(len(CHANNELS), PRIOR_STRENGTH),
+        np.full(len(CHANNELS), PRIOR_MEAN),
+        offset=feats @ base,
+    )
     return {c: round(float(min(1.0, max(0.0, v))), 3) for c, v in zip(CHANNELS, s, strict=True)}
 
 
