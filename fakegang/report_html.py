@@ -45,7 +45,7 @@ td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}th{background:#f3f3
 td.l,th.l{text-align:left}tr.win td.won{color:#2a7d2a;font-weight:600}
 tr.loss td.won{color:#b22;font-weight:600}.note{color:#7a4b00;background:#fff6e0;padding:4px 8px}
 img{max-width:100%;border:1px solid #eee;margin:6px 0}.kv td{text-align:left}
-.small{font-size:11px;color:#666}
+.small{font-size:11px;color:#666}.weak{color:#b22;font-weight:600}
 """
 
 

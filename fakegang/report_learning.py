@@ -10,6 +10,8 @@ from fakegang.tools import credit_store, experience, insights
 from fakegang.tools.insights import FAMILIES
 from fakegang.tools.memory import Memory
 from fakegang.tools.rules import load_weights
+from fakegang.tools.tactics_model import TacticsEstimate
+from fakegang_env.tactics import CHANNELS
 
 
 def family_strengths(profile: dict, frontier: dict) -> dict[str, float]:
@@ -48,6 +50,7 @@ def learning_section(db_path: str | Path, rows: list[dict], out_dir: Path) -> st
             "<h3>Evidence weights after each debrief (share of the shipped weight)</h3>"
             '<img src="weights.png" alt="evidence weights per episode">'
         )
+        parts.append(_tactics_table(versions, threads))
     if credits:
         parts.append(
             "<h3>LLM credit per episode (disagreements judged by the debrief)</h3><table>"
@@ -73,6 +76,38 @@ def learning_section(db_path: str | Path, rows: list[dict], out_dir: Path) -> st
                 f"<td class='left'>{html.escape(i.text)}</td></tr>"
             )
         parts.append("</table>")
+    return "".join(parts)
+
+
+def _tactics_table(versions: list[dict], threads: dict[str, dict]) -> str:
+    """The operator's channel strengths each refit inferred (tools/tactics_model.py); empty
+    when no debrief showed drift, i.e. the shipped weights explained them all."""
+    inferred = [v for v in versions if v.get("tactics")]
+    if not inferred:
+        return ""
+    head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in CHANNELS)
+    parts = [
+        "<h3>The operator's tactics as inferred from the debriefs</h3>"
+        "<p>Channel strength ± sd (1: the classic ring's tell at full strength, 0: suppressed), "
+        "estimated after each debrief the shipped weights no longer explained; the refit starts "
+        "from the evidence model of these tactics. An sd near 0.7 means the debriefs said "
+        "nothing about that channel; <span class='weak'>red</span>: weakened even one sd up.</p>"
+        f"<table><tr><th>episode</th><th>task</th><th>weights</th>{head}</tr>"
+    ]
+    for v in inferred:
+        found = TacticsEstimate(v["tactics"]["strength"], v["tactics"]["sd"])
+        weak = set(found.weakened())
+        cells = "".join(
+            f"<td{' class=weak' if c in weak else ''}>"
+            f"{found.strength[c]:.2f} ± {found.sd[c]:.2f}</td>"
+            for c in CHANNELS
+        )
+        row = threads[v["thread_id"]]
+        parts.append(
+            f"<tr><td>{row['episode']}</td><td>{html.escape(v['task'])}</td>"
+            f"<td>v{v['version']}</td>{cells}</tr>"
+        )
+    parts.append("</table>")
     return "".join(parts)
 
 

@@ -1,9 +1,9 @@
 """What the graph learns between episodes, and what an episode pins when it starts.
 
 `pinned_at_start` is read once per episode by `observe` and written into the state: the weights
-version in force, α and the LLM's expected gain and exploration rate. Every later decision of the
-episode uses only those, so resume, replay and fork reproduce them even if other episodes have
-learned in between.
+version in force, α, and the LLM's expected gain, exploration rate and stake. Every later decision
+of the episode uses only those, so resume, replay and fork reproduce them even if other episodes
+have learned in between.
 
 `learn_from_debrief` runs in `reflect`: labelled experience → refit → new weights version;
 counterfactual credit of the LLM's disagreements → α for the next episode; insights.
@@ -39,17 +39,20 @@ def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
     if ctx.alpha_rule == "seed":
         stored = memory.alpha(task)
         alpha = stored if stored is not None else ALPHA_FLOOR
-        gain, rate = 1.0, 0.0  # the seed asks whenever the rule is below α, never to explore
+        # the seed asks whenever the rule is below α, never to explore, without a stake
+        gain, rate, stake = 1.0, 0.0, None
     else:
         alpha = credit_rules.credit_alpha(task, credit)
         gain = credit_rules.expected_gain(credit)
         # exploring only pays when the answer is judged: never in evaluation (memory read-only)
         rate = credit_rules.explore_rate(credit) if ctx.learn else 0.0
+        stake = credit_rules.stake(credit)
     return {
         "weights_version": version,
         "alpha": alpha,
         "llm_gain": round(gain, 4),
         "explore_rate": rate,
+        "llm_stake": stake,
     }
 
 
@@ -93,7 +96,7 @@ def learn_from_debrief(
         claims.update(insights.outcome_claims(obs.fn, obs.fp, won))
         ops = insights.update(memory, task.name, thread_id, claims)
         status.append("insights " + " ".join(f"{k}={v}" for k, v in ops.items() if v))
-        judged = credit_rules.judge_steps(steps, ring, task.win_recall)
+        judged = credit_rules.judge_steps(steps, ring, task.win_recall, won=bool(won))
         tally = state["tally"]
         credit_store.record(
             memory,

@@ -110,7 +110,7 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
         "starting_ids": list(obs.visible_account_ids),
         "max_steps": task.max_steps,
         "max_actions": task.max_steps * ACTIONS_PER_STEP_BUDGET,
-        **pinned,  # weights_version, alpha, llm_gain, explore_rate: fixed for the episode
+        **pinned,  # weights_version, alpha, llm_gain, explore_rate, llm_stake: fixed
         "insights": learned,
         "lesson_ids": [r.id for r in lessons],
         "few_shot_thread": best.thread_id if best else None,
@@ -146,12 +146,14 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
 
 # ------------------------------------------------------------------------------------- llm_decide
 def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
-    """Ask the chat model only while it can pay: the rule is unsure (confidence below α) and the
-    LLM's credit says its answers beat the rule's, or on the small exploration share of steps."""
+    """Ask the chat model only while it can pay: the rule is unsure (confidence below α), the
+    LLM's credit says its answers beat the rule's and its stake for the episode is not spent; or
+    as a shadow (judged, not acted on) on the small exploration share of steps."""
     ctx = runtime.context
     rule = state["rule"]
     thread_id = thread_id_of(config)
-    ask, why = should_ask(
+    stake = state.get("llm_stake")
+    ask, shadow, why = should_ask(
         rule["confidence"],
         state["alpha"],
         state.get("llm_gain", 1.0),
@@ -160,6 +162,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         # explores on the same steps
         f"{state['task']}:{state.get('seed')}:{state.get('episode', 0)}",
         state["action_count"],
+        None if stake is None else stake - state.get("tally", {}).get("llm", 0),
     )
     if not ask:
         return {"llm": {"status": "skipped", "reason": why}}
@@ -187,6 +190,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
     return {
         "llm": {
             "status": "ok" if result.ok else "error",
+            "shadow": shadow,
             "action": result.value if result.ok else None,
             "reason": result.reason[:200],
             "error": result.error,
@@ -210,6 +214,8 @@ def arbitrate(state: EpisodeState) -> dict:
     if llm_action is not None and llm_action not in state["choices"]:
         llm_action = None  # never act on something outside the legal menu
     mode = arbitrate_mode(rule["action"], rule["confidence"], llm_action, state["alpha"])
+    if mode == "llm" and llm.get("shadow"):
+        mode = "rule_override"  # an exploration call is judged after the debrief, never acted on
     action = llm_action if mode == "llm" else rule["action"]
     if state["action_count"] >= state["max_actions"]:
         action, mode = "submit", "rule_override"

@@ -74,6 +74,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     weights_version: int  # rule weights pinned at the start (0: shipped; tools/experience.py)
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
+    llm_stake: int | None  # how often the LLM may overrule the rule this episode (None: no bound)
     insights: list[str]  # the task's active insights at the start, as put in the prompt
     lesson_ids: list[int]
     few_shot_thread: str | None

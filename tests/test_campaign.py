@@ -8,8 +8,10 @@ import json
 import pytest
 
 from fakegang.cli import main
+from fakegang.report_learning import learning_section
 from fakegang.tools import experience
 from fakegang.tools.memory import Memory
+from fakegang_env.tactics import CHANNELS
 
 KEYS = {
     "task",
@@ -79,6 +81,20 @@ def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
         pinned.append(state["weights_version"])
     assert pinned == [0, versions[0]["version"], versions[1]["version"]]
     app.checkpointer.conn.close()
+    # each refit stored the tactics it inferred (the shift made every one refit), and the
+    # report shows them
+    for v in versions:
+        assert set(v["tactics"]) == {"strength", "sd"}
+        assert set(v["tactics"]["strength"]) == set(v["tactics"]["sd"]) == set(CHANNELS)
+    rows = [
+        {"thread_id": v["thread_id"], "episode": i, "task": "medium"}
+        for i, v in enumerate(versions)
+    ]
+    page = learning_section(learning_db, rows, tmp_path)
+    assert "tactics as inferred" in page and "creation burst" in page
+    last = versions[-1]["tactics"]
+    shown = f"{last['strength']['creation_burst']:.2f} ± {last['sd']['creation_burst']:.2f}"
+    assert shown in page
     memory.close()
     static = Memory(tmp_path / "c-static-c0.sqlite")
     assert experience.version_history(static, "medium") == []  # learning off: nothing refit

@@ -184,15 +184,34 @@ def test_credit_counts_only_disagreements_the_debrief_judges():
         _step("flag u_m2", "flag u_m2", "flag u_x"),  # LLM worse (innocent)
         _step("inspect u_y", "inspect u_y", "inspect u_z"),  # both innocents: tie
         _step("inspect u_q", "inspect u_q", None, "skipped"),  # not asked
-        _step("submit", "submit", "inspect u_x"),  # flags complete: submit was right
+        _step("inspect u_x", "inspect u_x", "flag u_y"),  # LLM worse (innocent)
     ]
-    got = credit.judge_steps(steps, ring, win_recall=0.9)
+    got = credit.judge_steps(steps, ring, win_recall=0.9, won=False)
     assert (got.better, got.worse, got.ties) == (1, 2, 1)
 
 
 def test_premature_submit_loses_to_a_flag_of_a_member():
     steps = [_step("submit", "submit", "flag u_m2")]
-    assert credit.judge_steps(steps, {"u_m1", "u_m2"}, 0.8).better == 1
+    assert credit.judge_steps(steps, {"u_m1", "u_m2"}, 0.8, won=False).better == 1
+
+
+def test_a_winning_submit_is_judged_by_the_outcome_once_per_episode():
+    """Flags complete: the LLM says submit at every step while the rule goes on inspecting. In
+    a won episode that earns nothing; in a lost one it earns one win, not one per step."""
+    ring = {"u_m1", "u_m2"}
+    steps = [
+        _step("flag u_m1", "flag u_m1", "flag u_m1"),
+        _step("flag u_m2", "flag u_m2", "flag u_m2"),
+        *(_step(f"inspect u_{i}", f"inspect u_{i}", "submit") for i in range(5)),
+        _step("submit", "submit", "inspect u_x"),
+    ]
+    won = credit.judge_steps(steps, ring, 0.9, won=True)
+    assert (won.better, won.worse, won.ties) == (0, 0, 6)
+    lost = credit.judge_steps(steps, ring, 0.9, won=False)
+    assert (lost.better, lost.worse, lost.ties) == (1, 0, 5)
+    # a premature submit stays a loss whatever the outcome
+    early = [_step("inspect u_x", "inspect u_x", "submit")]
+    assert credit.judge_steps(early, ring, 0.9, won=True).worse == 1
 
 
 def test_alpha_from_credit_floor_prior_and_cap():
@@ -225,12 +244,29 @@ def test_exploration_fades_for_a_model_that_keeps_losing_and_stays_for_one_that_
 
 
 def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
-    ask, why = credit.should_ask(0.1, 0.8, -0.3, 0.0, "t", 0)
+    ask, shadow, why = credit.should_ask(0.1, 0.8, -0.3, 0.0, "t", 0)
     assert not ask and "not worth" in why
-    assert credit.should_ask(0.1, 0.8, 0.5, 0.0, "t", 0)[0]
-    assert not credit.should_ask(0.9, 0.8, 0.5, 0.0, "t", 0)[0]
-    asked = sum(credit.should_ask(0.9, 0.2, -1, 0.08, "thread", i)[0] for i in range(2000))
-    assert 0.05 < asked / 2000 < 0.11  # the exploration share, deterministic per step
+    assert credit.should_ask(0.1, 0.8, 0.5, 0.0, "t", 0)[:2] == (True, False)
+    assert not credit.should_ask(0.9, 0.8, 0.5, 0.0, "t", 0).ask
+    answers = [credit.should_ask(0.9, 0.2, -1, 0.08, "thread", i) for i in range(2000)]
+    asked = [a for a in answers if a.ask]
+    assert 0.05 < len(asked) / 2000 < 0.11  # the exploration share, deterministic per step
+    assert all(a.shadow for a in asked)  # exploration answers are judged, never acted on
+    assert answers == [credit.should_ask(0.9, 0.2, -1, 0.08, "thread", i) for i in range(2000)]
+
+
+def test_the_stake_grows_with_the_record_and_bounds_trusted_calls_in_an_episode():
+    C = credit.Credit
+    assert credit.stake(C()) == credit.STAKE_MIN
+    assert credit.stake(C(4, 1)) == max(credit.STAKE_MIN, 5 * credit.STAKE_PER_JUDGED)
+    assert credit.stake(C(30, 10, 7)) == 40 * credit.STAKE_PER_JUDGED  # ties are not evidence
+    # the rule is unsure and the LLM's gain is positive: asked while the stake lasts
+    assert credit.should_ask(0.1, 0.8, 0.5, 0.0, "t", 0, stake_left=1)[:2] == (True, False)
+    spent = credit.should_ask(0.1, 0.8, 0.5, 0.0, "t", 0, stake_left=0)
+    assert not spent.ask and "stake" in spent.why
+    # a spent stake still leaves the exploration share, as shadows
+    later = [credit.should_ask(0.1, 0.8, 0.5, 0.08, "t", i, stake_left=0) for i in range(500)]
+    assert 0 < sum(a.ask for a in later) < 60 and all(a.shadow for a in later if a.ask)
 
 
 def test_credit_table_is_a_bounded_window(memory, monkeypatch):

@@ -192,3 +192,27 @@ def test_a_write_racing_another_connection_waits_for_it_instead_of_failing(tmp_p
     assert interloper == ["database is locked"]  # it waited its 0.2 s behind our write lock
     other.execute("insert into alpha (task, alpha) values ('medium', 0.3)")  # and then got in
     assert [r["task"] for r in memory.db.query("select task from alpha")] == ["medium"]
+
+
+def test_a_memory_from_before_the_tactics_column_gains_it_and_keeps_its_versions(tmp_path) -> None:
+    """A database written before weights versions carried the inferred tactics opens, gains the
+    column, and its old versions read back with no tactics (not an error)."""
+    from fakegang.tools import experience
+
+    db = tmp_path / "old.sqlite"
+    Memory(db).close()
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE weight_versions DROP COLUMN tactics")
+    conn.execute(
+        "INSERT INTO weight_versions (task, version, profile, frontier, thread_id, n_rows, "
+        "n_episodes, created_at) VALUES ('hard', 1, '{}', '{}', 't-old', 0, 1, 'x')"
+    )
+    conn.commit()
+    conn.close()
+    mem = Memory(db)
+    try:
+        assert "tactics" in mem.db["weight_versions"].columns_dict
+        (old,) = experience.version_history(mem, "hard")
+        assert old["version"] == 1 and old["tactics"] is None
+    finally:
+        mem.close()

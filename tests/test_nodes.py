@@ -115,6 +115,23 @@ def test_arbitrate_modes_and_the_pending_index() -> None:
     same = base_state(llm={"status": "ok", "action": "inspect u_a", "tokens": 3})
     assert nodes.arbitrate(same)["decision"]["mode"] == "agree"
 
+    # an exploration (shadow) answer is judged after the debrief, never acted on
+    shadow = base_state(llm={"status": "ok", "shadow": True, "action": "inspect u_b", "tokens": 5})
+    out = nodes.arbitrate(shadow)
+    assert out["decision"] == {"index": 4, "action": "inspect u_a", "mode": "rule_override"}
+    assert out["tally"]["llm_calls"] == 1
+
+
+def test_llm_decide_stops_trusting_the_llm_once_its_stake_is_spent(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state |= {"alpha": 0.99, "llm_gain": 1.0, "explore_rate": 0.0, "llm_stake": 3}
+    state["tally"] = {**state["tally"], "llm": 2}
+    assert call(nodes.llm_decide, state, ctx, thread_id)["llm"]["status"] == "ok"
+    state["tally"] = {**state["tally"], "llm": 3}  # it overruled the rule three times already
+    out = call(nodes.llm_decide, state, ctx, thread_id)
+    assert out["llm"]["status"] == "skipped" and "stake" in out["llm"]["reason"]
+
 
 def test_arbitrate_never_acts_outside_the_legal_menu_or_on_errors() -> None:
     rogue = base_state(llm={"status": "ok", "action": "flag u_zzz", "tokens": 1})

@@ -59,6 +59,21 @@ def test_without_rows_the_estimate_is_the_prior_and_with_rows_it_is_deterministi
     assert all(0.0 <= v <= 1.0 for v in first.values())
 
 
+def test_the_sd_is_the_prior_without_rows_and_shrinks_for_a_channel_the_debriefs_tell():
+    """Shared proxies are told by every hard debrief (the ring's IPs); the sd says so, and a
+    channel estimated weak one sd up is named as weakened."""
+    prior = tactics_model.estimate("hard", [])
+    assert set(prior.sd.values()) == {round(tactics_model.PRIOR_STRENGTH**-0.5, 3)}
+    assert prior.weakened() == []
+    found = tactics_model.estimate("hard", _profile_rows("hard", (5, 6), "residential_proxies"))
+    assert found.sd["shared_proxies"] < 0.5 * prior.sd["shared_proxies"]
+    assert all(0.0 < v <= prior.sd[c] for c, v in found.sd.items())
+    weak = tactics_model.TacticsEstimate(
+        {**found.strength, "shared_proxies": 0.1}, {**found.sd, "shared_proxies": 0.2}
+    )
+    assert "shared_proxies" in weak.weakened()
+
+
 def test_debriefs_of_residential_proxies_lower_the_shared_proxy_strength():
     """Two hard debriefs each: an operator on residential proxies (shared_proxies 0) reads as one
     that shares proxies less than the classic ring (all channels at 1) does."""
@@ -84,8 +99,9 @@ def test_the_refit_after_a_shift_starts_from_the_tactics_prior(tmp_path, monkeyp
             for r in rows
             if r["kind"].startswith("profile")
         ]
-        expected, strengths = tactics_model.adapted_prior("hard", prof_rows)
-        assert strengths != dict.fromkeys(CHANNELS, tactics_model.PRIOR_MEAN)
+        expected, found = tactics_model.adapted_prior("hard", prof_rows)
+        assert found.strength != dict.fromkeys(CHANNELS, tactics_model.PRIOR_MEAN)
+        assert version.tactics == found.as_json()
         for k, v in expected.items():
             assert version.profile[k] == pytest.approx(v, abs=1e-3)
         assert version.profile != experience.load_weights()["profile"]

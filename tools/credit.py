@@ -18,6 +18,7 @@ import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from fakegang.tools.actions import parse_action
 from fakegang.tools.alpha import ALPHA_CAPS, ALPHA_FLOOR, DEFAULT_CAP
@@ -39,6 +40,14 @@ EXPLORE_RATE = 0.08
 EXPLORE_FLOOR = 0.005
 EXPLORE_RATE_SETTLED = 0.02
 SETTLED_AFTER = 40
+#: The stake: in one episode the LLM may overrule the rule at most STAKE_PER_JUDGED times per
+#: disagreement judged so far (at least STAKE_MIN). The credit is an estimate from `judged`
+#: samples, and one episode must not bet far more on it than the evidence behind it: measured on
+#: hard `mixed` campaigns with `--model fake`, a lucky 4-of-5 start let one episode overrule the
+#: rule 160-200 times and lose half. A model that keeps winning gets a stake that grows with its
+#: record (x3 per episode when it overrules at every chance), so a good one is slowed, not capped.
+STAKE_PER_JUDGED = 2
+STAKE_MIN = 4
 
 
 @dataclass(frozen=True)
@@ -83,27 +92,39 @@ def action_value(action: str, ring: set[str], flagged: set[str], win_recall: flo
     return 0.0
 
 
-def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float) -> Credit:
+def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float, won: bool) -> Credit:
     """Credit of one episode from its step rows (action, rule_action, llm_status, llm_action).
 
     The flagged set is replayed from the applied actions, so a submit is judged against the
-    flags that were in place when it was proposed.
+    flags that were in place when it was proposed. A disagreement in which one side is a
+    *winning* submit is judged by the episode's outcome, once per episode: if the episode was
+    won anyway, going on did no harm (a tie); if it was lost, the submit was better. Otherwise a
+    model that says "submit" once the flags suffice would earn a win at every later step of a
+    won episode (measured with `expert:0.3` on hard `mixed`: 101 of 111 "better" in one
+    campaign were such submits, none acted on, and its α rose to 0.69).
     """
     flagged: set[str] = set()
     better = worse = ties = 0
+    submit_judged = False
     for s in steps:
         llm_action = s.get("llm_action") if s.get("llm_status") == "ok" else None
         rule_action = s["rule_action"]
         if llm_action and llm_action != rule_action:
-            d = action_value(llm_action, ring, flagged, win_recall) - action_value(
-                rule_action, ring, flagged, win_recall
+            llm_v = action_value(llm_action, ring, flagged, win_recall)
+            rule_v = action_value(rule_action, ring, flagged, win_recall)
+            winning_submit = any(
+                parse_action(a)[0] == "submit" and v > 0
+                for a, v in ((llm_action, llm_v), (rule_action, rule_v))
             )
-            if d > 0:
+            if winning_submit and (won or submit_judged):
+                ties += 1
+            elif llm_v > rule_v:
                 better += 1
-            elif d < 0:
+            elif llm_v < rule_v:
                 worse += 1
             else:
                 ties += 1
+            submit_judged = submit_judged or winning_submit
         kind, account = parse_action(s["action"])
         if kind == "flag" and account:
             flagged.add(account)
@@ -142,21 +163,45 @@ def explore_rate(credit: Credit) -> float:
     return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise)), 4)
 
 
+def stake(credit: Credit) -> int:
+    """How many times the LLM may overrule the rule in the next episode (see STAKE_PER_JUDGED)."""
+    return max(STAKE_MIN, STAKE_PER_JUDGED * credit.judged)
+
+
+class Ask(NamedTuple):
+    """`should_ask`'s answer: call the LLM?, is the call a shadow (judged, never acted on)?, why."""
+
+    ask: bool
+    shadow: bool
+    why: str
+
+
 def should_ask(
-    rule_confidence: float, alpha: float, gain: float, rate: float, episode_key: str, index: int
-) -> tuple[bool, str]:
+    rule_confidence: float,
+    alpha: float,
+    gain: float,
+    rate: float,
+    episode_key: str,
+    index: int,
+    stake_left: int | None = None,
+) -> Ask:
     """Whether to call the LLM at this step, and why (deterministic per thread and step).
 
-    Asked to decide while the rule is unsure (confidence < α) *and* the LLM's expected gain
-    (pinned at the episode's start, like α) is positive; otherwise asked only on an exploration
-    share `rate` of the steps, its answer judged after the debrief.
+    Asked to decide while the rule is unsure (confidence < α), the LLM's expected gain (pinned at
+    the episode's start, like α) is positive and its stake for the episode is not spent (None:
+    no stake, the seed's rule); otherwise asked only on an exploration share `rate` of the
+    steps, as a shadow: its answer is judged after the debrief, never acted on.
     """
-    if rule_confidence < alpha and gain > ASK_MARGIN:
-        return True, f"rule confidence {rule_confidence:.2f} < α {alpha:.2f}, gain {gain:+.2f}"
+    trusted = rule_confidence < alpha and gain > ASK_MARGIN
+    if trusted and (stake_left is None or stake_left > 0):
+        why = f"rule confidence {rule_confidence:.2f} < α {alpha:.2f}, gain {gain:+.2f}"
+        return Ask(True, False, why)
     digest = hashlib.sha256(f"explore\x00{episode_key}\x00{index}".encode()).digest()
     u = int.from_bytes(digest[:8], "big") / 2**64
     if u < rate:
-        return True, f"exploration call ({rate:.0%} of steps; judged after the debrief)"
+        return Ask(True, True, f"exploration call ({rate:.0%} of steps; judged, not acted on)")
+    if trusted:
+        return Ask(False, False, "the LLM's stake for this episode is spent")
     if rule_confidence < alpha:
-        return False, f"LLM not worth asking: expected gain {gain:+.2f}"
-    return False, f"rule confidence {rule_confidence:.2f} ≥ α {alpha:.2f}"
+        return Ask(False, False, f"LLM not worth asking: expected gain {gain:+.2f}")
+    return Ask(False, False, f"rule confidence {rule_confidence:.2f} ≥ α {alpha:.2f}")

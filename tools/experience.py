@@ -46,6 +46,10 @@ class WeightsVersion:
     thread_id: str | None
     n_rows: int
     n_episodes: int
+    #: the operator's tactics the debriefs show ({"strength": ..., "sd": ...} per channel,
+    #: tools/tactics_model.py); None while the shipped weights still explain them (no drift) or
+    #: the task has no tactics model
+    tactics: dict[str, dict[str, float]] | None = None
 
     def as_rule_weights(self) -> dict[str, Any]:
         return {"profile": self.profile, "frontier": self.frontier, "flag": load_weights()["flag"]}
@@ -158,9 +162,12 @@ def experience_threads(memory: Memory, task: str) -> list[str]:
     ]
 
 
-def experience_rows(memory: Memory, task: str, kind: str) -> list[tuple[dict, int, float]]:
-    """(features, label, recency weight) of a task's stored rows of one kind."""
-    threads = experience_threads(memory, task)
+def experience_rows(
+    memory: Memory, task: str, kind: str, threads: list[str] | None = None
+) -> list[tuple[dict, int, float]]:
+    """(features, label, recency weight) of a task's stored rows of one kind; `threads` is
+    `experience_threads(memory, task)` when the caller already has it."""
+    threads = experience_threads(memory, task) if threads is None else threads
     age = {t: len(threads) - 1 - i for i, t in enumerate(threads)}
     out = []
     for r in memory.db.query(
@@ -220,6 +227,7 @@ def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersio
         r["thread_id"],
         r["n_rows"],
         r["n_episodes"],
+        json.loads(r["tactics"]) if r.get("tactics") else None,
     )
     with _CACHE_LOCK:
         _VERSION_CACHE[key] = wv
@@ -259,6 +267,9 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
                     "frontier": json.dumps(fitted.frontier, sort_keys=True),
                     "n_rows": fitted.n_rows,
                     "n_episodes": fitted.n_episodes,
+                    "tactics": json.dumps(fitted.tactics, sort_keys=True)
+                    if fitted.tactics
+                    else None,
                     "created_at": utc_now(),
                 },
             )
@@ -278,13 +289,15 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
 def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
     """The weights the task's stored experience gives now (version -1: not stored)."""
     shipped = load_weights()
-    core_rows = experience_rows(memory, task, "profile")
+    threads = experience_threads(memory, task)
+    core_rows = experience_rows(memory, task, "profile", threads)
     prof_rows = (
         core_rows
-        + experience_rows(memory, task, "profile0")
-        + experience_rows(memory, task, "profile1")
+        + experience_rows(memory, task, "profile0", threads)
+        + experience_rows(memory, task, "profile1", threads)
     )
-    front_rows = experience_rows(memory, task, "frontier")
+    front_rows = experience_rows(memory, task, "frontier", threads)
+    tactics = None
     if refit.mean_log_loss(shipped["profile"], core_rows) < refit.SHIFT_LOSS:
         # drift check: the shipped weights still explain the recent debriefs, keep them (a refit
         # on a few episodes of an unchanged ring only adds noise: measured on classic campaigns)
@@ -293,18 +306,23 @@ def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
         # the operator changed: start from the evidence model of the tactics the debriefs show
         prior = shipped["profile"]
         if tactics_model.has_model(task):
-            prior, _ = tactics_model.adapted_prior(task, prof_rows)
+            prior, found = tactics_model.adapted_prior(task, prof_rows)
+            tactics = found.as_json()
         profile = refit.fit_map(prior, prof_rows, refit.PRIOR_STRENGTH["profile"])
         frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
-    n_episodes = len(experience_threads(memory, task))
     n_rows = len(prof_rows) + len(front_rows)
-    return WeightsVersion(-1, task, profile, frontier, thread_id, n_rows, n_episodes)
+    return WeightsVersion(-1, task, profile, frontier, thread_id, n_rows, len(threads), tactics)
 
 
 def version_history(memory: Memory, task: str | None = None) -> list[dict]:
-    """Every stored version (oldest first) with its weights decoded, for reports."""
+    """Every stored version (oldest first) with its weights and inferred tactics decoded."""
     where, args = ("where task = ?", [task]) if task else ("", [])
     return [
-        {**r, "profile": json.loads(r["profile"]), "frontier": json.loads(r["frontier"])}
+        {
+            **r,
+            "profile": json.loads(r["profile"]),
+            "frontier": json.loads(r["frontier"]),
+            "tactics": json.loads(r["tactics"]) if r.get("tactics") else None,
+        }
         for r in memory.db.query(f"select * from weight_versions {where} order by version", args)
     ]

@@ -55,6 +55,7 @@ def ensure_learning_tables(db: sqlite_utils.Database) -> None:
             "frontier": str,
             "n_rows": int,
             "n_episodes": int,
+            "tactics": str,  # JSON {"strength", "sd"} per channel inferred, null without drift
             "created_at": str,
         },
         pk="version",

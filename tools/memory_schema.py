@@ -32,6 +32,8 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         _ensure_core_tables(db)
         _ensure_run_tables(db)
         ensure_learning_tables(db)
+        # from before the tactics model (their versions keep NULL: no tactics inferred)
+        add_missing_columns(db, "weight_versions", {"tactics": str})
         stamp_schema(db.conn)  # schema version + application id for `fakegang db check`
 
 

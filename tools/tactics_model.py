@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
@@ -31,6 +32,9 @@ PRIOR_MEAN = 0.7
 #: How many rows' worth of belief the prior mean carries per channel (training campaigns
 #: 100-119, hard `mixed` learning AUC: 2 -> 0.42, 0.5 -> 0.41, with the one-round model).
 PRIOR_STRENGTH = 2.0
+#: A channel below this strength counts as weakened (a `mixed` playbook weakens two to four
+#: channels to U[0, 0.5] and keeps the rest in U[0.75, 1]).
+WEAK = 0.5
 
 Row = tuple[dict[str, float], int, float]
 
@@ -62,32 +66,59 @@ def profile_weights(
     return {k: round(v, 4) for k, v in out.items()}
 
 
-def estimate_strengths(task: str, rows: Sequence[Row]) -> dict[str, float]:
+@dataclass(frozen=True)
+class TacticsEstimate:
+    """The strengths that best explain the debriefs, and how sure the fit is of each (the
+    Laplace posterior sd: about the prior's 0.71 for a channel the rows say nothing about)."""
+
+    strength: dict[str, float]
+    sd: dict[str, float]
+
+    def weakened(self) -> list[str]:
+        """Channels estimated weak even one sd up: the ones a report can name."""
+        return [c for c in CHANNELS if self.strength[c] + self.sd[c] < WEAK]
+
+    def as_json(self) -> dict[str, dict[str, float]]:
+        return {"strength": self.strength, "sd": self.sd}
+
+
+def estimate(task: str, rows: Sequence[Row]) -> TacticsEstimate:
     """MAP channel strengths (clipped to [0, 1]) that explain labelled profile rows.
 
     The logit of a row is linear in the strengths: `base·x + Σ_c s_c (channel_c·x)`, so this
     is a logistic regression with nine coefficients and a fixed offset, solved by the refit's
-    damped Newton method. No rows: the prior mean."""
+    damped Newton method; the sd is read from the objective's curvature at the optimum. No rows:
+    the prior. Measured against held-out playbooks' true strengths (bench/tactics_estimate.py):
+    only a few channels are told well (README, "Learning that pays")."""
+    prior_sd = round(PRIOR_STRENGTH**-0.5, 3)
     if not rows:
-        return dict.fromkeys(CHANNELS, PRIOR_MEAN)
+        return TacticsEstimate(
+            dict.fromkeys(CHANNELS, PRIOR_MEAN), dict.fromkeys(CHANNELS, prior_sd)
+        )
     model = load_model()[task]
     names = sorted(k for k in model["base"] if k != "bias")
     feats, y, sw = refit.design(names, rows)
     columns = ["bias", *names]  # feats' column order
     base = np.array([model["base"].get(n, 0.0) for n in columns])
     per_channel = np.array([[model["channels"][c].get(n, 0.0) for n in columns] for c in CHANNELS])
-    s = refit.newton(
-        feats @ per_channel.T,
-        y,
-        sw,
-        np.full(len(CHANNELS), PRIOR_STRENGTH),
-        np.full(len(CHANNELS), PRIOR_MEAN),
-        offset=feats @ base,
+    z, offset = feats @ per_channel.T, feats @ base
+    reg = np.full(len(CHANNELS), PRIOR_STRENGTH)
+    s = refit.newton(z, y, sw, reg, np.full(len(CHANNELS), PRIOR_MEAN), offset=offset)
+    p = 0.5 * (1.0 + np.tanh(0.5 * (offset + z @ s)))
+    hess = (z * (sw * p * (1.0 - p))[:, None]).T @ z + np.diag(reg)
+    sd = np.sqrt(np.diag(np.linalg.inv(hess)))
+    return TacticsEstimate(
+        {c: round(float(min(1.0, max(0.0, v))), 3) for c, v in zip(CHANNELS, s, strict=True)},
+        {c: round(float(v), 3) for c, v in zip(CHANNELS, sd, strict=True)},
     )
-    return {c: round(float(min(1.0, max(0.0, v))), 3) for c, v in zip(CHANNELS, s, strict=True)}
 
 
-def adapted_prior(task: str, rows: Sequence[Row]) -> tuple[dict[str, float], dict[str, float]]:
-    """(profile weights for the operator the rows show, the strengths estimated)."""
-    strengths = estimate_strengths(task, rows)
-    return profile_weights(task, strengths), strengths
+def estimate_strengths(task: str, rows: Sequence[Row]) -> dict[str, float]:
+    """The estimated strengths alone (see `estimate`)."""
+    return estimate(task, rows).strength
+
+
+def adapted_prior(task: str, rows: Sequence[Row]) -> tuple[dict[str, float], TacticsEstimate]:
+    """(profile weights for the operator the rows show, the tactics estimated)."""
+    found = estimate(task, rows)
+    return profile_weights(task, found.strength), found
