@@ -258,8 +258,9 @@ def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
 def test_the_stake_grows_with_the_record_and_bounds_trusted_calls_in_an_episode():
     C = credit.Credit
     assert credit.stake(C()) == credit.STAKE_MIN
-    assert credit.stake(C(4, 1)) == max(credit.STAKE_MIN, 5 * credit.STAKE_PER_JUDGED)
-    assert credit.stake(C(30, 10, 7)) == 40 * credit.STAKE_PER_JUDGED  # ties are not evidence
+    assert credit.stake(C(4, 1)) == max(credit.STAKE_MIN, 3 * credit.STAKE_PER_NET_WIN)
+    assert credit.stake(C(30, 10, 7)) == 20 * credit.STAKE_PER_NET_WIN  # ties are not evidence
+    assert credit.stake(C(10, 12)) == credit.STAKE_MIN  # losing its disagreements: the minimum
     # the rule is unsure and the LLM's gain is positive: asked while the stake lasts
     assert credit.should_ask(0.1, 0.8, 0.5, 0.0, "t", 0, stake_left=1)[:2] == (True, False)
     spent = credit.should_ask(0.1, 0.8, 0.5, 0.0, "t", 0, stake_left=0)

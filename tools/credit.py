@@ -40,13 +40,15 @@ EXPLORE_RATE = 0.08
 EXPLORE_FLOOR = 0.005
 EXPLORE_RATE_SETTLED = 0.02
 SETTLED_AFTER = 40
-#: The stake: in one episode the LLM may overrule the rule at most STAKE_PER_JUDGED times per
-#: disagreement judged so far (at least STAKE_MIN). The credit is an estimate from `judged`
-#: samples, and one episode must not bet far more on it than the evidence behind it: measured on
-#: hard `mixed` campaigns with `--model fake`, a lucky 4-of-5 start let one episode overrule the
-#: rule 160-200 times and lose half. A model that keeps winning gets a stake that grows with its
-#: record (x3 per episode when it overrules at every chance), so a good one is slowed, not capped.
-STAKE_PER_JUDGED = 2
+#: The stake: in one episode the LLM may overrule the rule at most STAKE_PER_NET_WIN times per
+#: disagreement it has won *net* of those it lost (at least STAKE_MIN). The credit is an
+#: estimate, and one episode must not bet far more on it than the evidence behind it: measured
+#: on hard `mixed` campaigns with `--model fake`, a lucky 4-of-5 start let one episode overrule
+#: the rule 160-200 times and lose half. A stake per judged disagreement still let a model at
+#: 20 won to 15 lost overrule 70 times an episode (53 % of its late actions); per net win it
+#: gets 10. A model that keeps winning gets a stake that grows with its record, so a good one is
+#: slowed, not capped (`expert:0.9` played the same with either).
+STAKE_PER_NET_WIN = 2
 STAKE_MIN = 4
 
 
@@ -164,8 +166,8 @@ def explore_rate(credit: Credit) -> float:
 
 
 def stake(credit: Credit) -> int:
-    """How many times the LLM may overrule the rule in the next episode (see STAKE_PER_JUDGED)."""
-    return max(STAKE_MIN, STAKE_PER_JUDGED * credit.judged)
+    """How many times the LLM may overrule the rule in the next episode (see STAKE_PER_NET_WIN)."""
+    return max(STAKE_MIN, STAKE_PER_NET_WIN * (credit.better - credit.worse))
 
 
 class Ask(NamedTuple):
