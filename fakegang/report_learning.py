@@ -95,7 +95,7 @@ def _tactics_table(versions: list[dict], threads: dict[str, dict]) -> str:
         f"<table><tr><th>episode</th><th>task</th><th>weights</th>{head}</tr>"
     ]
     for v in inferred:
-        found = TacticsEstimate(v["tactics"]["strength"], v["tactics"]["sd"])
+        found = TacticsEstimate(**v["tactics"])  # as stored by `as_json`
         weak = set(found.weakened())
         cells = "".join(
             f"<td{' class=weak' if c in weak else ''}>"

@@ -50,12 +50,12 @@ def test_profile_weights_are_the_base_plus_each_channel_times_its_strength():
 
 
 def test_without_rows_the_estimate_is_the_prior_and_with_rows_it_is_deterministic():
-    assert tactics_model.estimate_strengths("hard", []) == dict.fromkeys(
+    assert tactics_model.estimate("hard", []).strength == dict.fromkeys(
         CHANNELS, tactics_model.PRIOR_MEAN
     )
     rows = _profile_rows("hard", (5,), "classic")
-    first = tactics_model.estimate_strengths("hard", rows)
-    assert first == tactics_model.estimate_strengths("hard", rows)
+    first = tactics_model.estimate("hard", rows).strength
+    assert first == tactics_model.estimate("hard", rows).strength
     assert all(0.0 <= v <= 1.0 for v in first.values())
 
 
@@ -77,10 +77,10 @@ def test_the_sd_is_the_prior_without_rows_and_shrinks_for_a_channel_the_debriefs
 def test_debriefs_of_residential_proxies_lower_the_shared_proxy_strength():
     """Two hard debriefs each: an operator on residential proxies (shared_proxies 0) reads as one
     that shares proxies less than the classic ring (all channels at 1) does."""
-    classic = tactics_model.estimate_strengths("hard", _profile_rows("hard", (5, 6), "classic"))
-    residential = tactics_model.estimate_strengths(
+    classic = tactics_model.estimate("hard", _profile_rows("hard", (5, 6), "classic")).strength
+    residential = tactics_model.estimate(
         "hard", _profile_rows("hard", (5, 6), "residential_proxies")
-    )
+    ).strength
     assert residential["shared_proxies"] < classic["shared_proxies"] - 0.3
 
 

@@ -127,9 +127,9 @@ def newton(
         w = w0.copy()
         value = _map_objective(w, x, y, sw, reg, w0, offset)
         for _ in range(NEWTON_STEPS):
-            p = 0.5 * (1.0 + np.tanh(0.5 * (offset + x @ w)))  # the logistic, overflow-free
+            p = _probabilities(x, w, offset)
             grad = x.T @ (sw * (p - y)) + reg * (w - w0)
-            hess = (x * (sw * p * (1.0 - p))[:, None]).T @ x + np.diag(reg)
+            hess = _hessian(x, sw, reg, p)
             delta = np.linalg.solve(hess, grad)
             decrease = float(grad @ delta)  # > 0: delta is a descent direction (hess is positive)
             step = 1.0
@@ -145,3 +145,22 @@ def newton(
             if float(np.max(np.abs(step * delta))) < TOL:
                 break
         return w
+
+
+def posterior_sd(
+    x: np.ndarray, sw: np.ndarray, reg: np.ndarray, w: np.ndarray, offset: np.ndarray | float = 0.0
+) -> np.ndarray:
+    """Laplace posterior sd of each coefficient at the MAP `w` (from the objective's curvature),
+    on one BLAS thread like `newton`."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        hess = _hessian(x, sw, reg, _probabilities(x, w, offset))
+        return np.sqrt(np.diag(np.linalg.inv(hess)))
+
+
+def _probabilities(x: np.ndarray, w: np.ndarray, offset: np.ndarray | float) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * (offset + x @ w)))  # the logistic, overflow-free
+
+
+def _hessian(x: np.ndarray, sw: np.ndarray, reg: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The MAP objective's Hessian at the row probabilities `p`."""
+    return (x * (sw * p * (1.0 - p))[:, None]).T @ x + np.diag(reg)

@@ -104,18 +104,11 @@ def estimate(task: str, rows: Sequence[Row]) -> TacticsEstimate:
     z, offset = feats @ per_channel.T, feats @ base
     reg = np.full(len(CHANNELS), PRIOR_STRENGTH)
     s = refit.newton(z, y, sw, reg, np.full(len(CHANNELS), PRIOR_MEAN), offset=offset)
-    p = 0.5 * (1.0 + np.tanh(0.5 * (offset + z @ s)))
-    hess = (z * (sw * p * (1.0 - p))[:, None]).T @ z + np.diag(reg)
-    sd = np.sqrt(np.diag(np.linalg.inv(hess)))
+    sd = refit.posterior_sd(z, sw, reg, s, offset=offset)
     return TacticsEstimate(
         {c: round(float(min(1.0, max(0.0, v))), 3) for c, v in zip(CHANNELS, s, strict=True)},
         {c: round(float(v), 3) for c, v in zip(CHANNELS, sd, strict=True)},
     )
-
-
-def estimate_strengths(task: str, rows: Sequence[Row]) -> dict[str, float]:
-    """The estimated strengths alone (see `estimate`)."""
-    return estimate(task, rows).strength
 
 
 def adapted_prior(task: str, rows: Sequence[Row]) -> tuple[dict[str, float], TacticsEstimate]:
