@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
-from fakegang.graph.state import TALLY_KEYS, EpisodeState
+from fakegang.graph.state import TALLY_KEYS, TRUSTED_CALLS, EpisodeState
 from fakegang.tools import insights, prompting
 from fakegang.tools import llm as llm_calls
 from fakegang.tools.actions import parse_action
@@ -162,7 +162,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         # explores on the same steps
         f"{state['task']}:{state.get('seed')}:{state.get('episode', 0)}",
         state["action_count"],
-        None if stake is None else stake - state.get("tally", {}).get("llm", 0),
+        None if stake is None else stake - state.get("tally", {}).get(TRUSTED_CALLS, 0),
     )
     if not ask:
         return {"llm": {"status": "skipped", "reason": why}}
@@ -227,6 +227,8 @@ def arbitrate(state: EpisodeState) -> dict:
     if llm.get("status") in ("ok", "error"):
         tally["llm_calls"] = 1
         tally["llm_tokens"] = int(llm.get("tokens") or 0)
+        if not llm.get("shadow"):
+            tally[TRUSTED_CALLS] = 1
     if llm.get("status") == "error":
         tally["llm_errors"] = 1
     return {

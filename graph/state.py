@@ -17,7 +17,9 @@ from fakegang.tools.alpha import MODE_COLUMNS
 
 #: The tally's counters: one per decision mode (agree, rule_override, llm), then the LLM's.
 LLM_COUNTERS: tuple[str, ...] = ("llm_calls", "llm_tokens", "llm_errors")
-TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS)
+#: Calls made while the LLM was trusted to decide (not shadows): what its stake bounds.
+TRUSTED_CALLS = "llm_trusted_calls"
+TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS, TRUSTED_CALLS)
 
 
 def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
@@ -74,7 +76,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     weights_version: int  # rule weights pinned at the start (0: shipped; tools/experience.py)
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
-    llm_stake: int | None  # how often the LLM may overrule the rule this episode (None: no bound)
+    llm_stake: int | None  # trusted LLM calls allowed this episode (None: no bound)
     insights: list[str]  # the task's active insights at the start, as put in the prompt
     lesson_ids: list[int]
     few_shot_thread: str | None

@@ -258,7 +258,11 @@ def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
 def test_the_stake_grows_with_the_record_and_bounds_trusted_calls_in_an_episode():
     C = credit.Credit
     assert credit.stake(C()) == credit.STAKE_MIN
-    assert credit.stake(C(4, 1)) == max(credit.STAKE_MIN, 3 * credit.STAKE_PER_NET_WIN)
+    assert credit.stake(C(8, 1)) == 7 * credit.STAKE_PER_NET_WIN  # chance_better 0.97
+    # a near-even record is not yet evidence enough to bet on: the minimum until it firms up
+    assert credit.chance_better(C(20, 15)) < credit.STAKE_CONFIDENCE
+    assert credit.stake(C(20, 15)) == credit.STAKE_MIN
+    assert credit.stake(C(4, 1)) == credit.STAKE_MIN  # chance_better 0.77
     assert credit.stake(C(30, 10, 7)) == 20 * credit.STAKE_PER_NET_WIN  # ties are not evidence
     assert credit.stake(C(10, 12)) == credit.STAKE_MIN  # losing its disagreements: the minimum
     # the rule is unsure and the LLM's gain is positive: asked while the stake lasts

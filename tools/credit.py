@@ -40,16 +40,21 @@ EXPLORE_RATE = 0.08
 EXPLORE_FLOOR = 0.005
 EXPLORE_RATE_SETTLED = 0.02
 SETTLED_AFTER = 40
-#: The stake: in one episode the LLM may overrule the rule at most STAKE_PER_NET_WIN times per
-#: disagreement it has won *net* of those it lost (at least STAKE_MIN). The credit is an
-#: estimate, and one episode must not bet far more on it than the evidence behind it: measured
-#: on hard `mixed` campaigns with `--model fake`, a lucky 4-of-5 start let one episode overrule
-#: the rule 160-200 times and lose half. A stake per judged disagreement still let a model at
-#: 20 won to 15 lost overrule 70 times an episode (53 % of its late actions); per net win it
-#: gets 10. A model that keeps winning gets a stake that grows with its record, so a good one is
-#: slowed, not capped (`expert:0.9` played the same with either).
+#: The stake: in one episode the LLM may be trusted to decide (asked, and its answer acted on) at
+#: most STAKE_PER_NET_WIN times per disagreement it has won *net* of those it lost, and only
+#: once its record makes it likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE);
+#: otherwise STAKE_MIN times. The credit is an estimate, and one episode must not bet far more
+#: on it than the evidence behind it. Measured on hard `mixed` campaigns with `--model fake`:
+#: without a stake a lucky 4-of-5 start let one episode overrule the rule 160-200 times and
+#: lose half; a stake per judged disagreement still let a model at 20 won to 15 lost overrule
+#: 70 times an episode (53 % of its late actions). Counting overrules (per net win) still let
+#: near-even campaigns spend 20-22 % of their late actions on calls, because most trusted
+#: answers of such a model agree with the rule and cost a call without moving anything; every
+#: trusted call is the bet, so every trusted call counts. A model that keeps winning gets a
+#: stake that grows with its record, so a good one is slowed, not capped.
 STAKE_PER_NET_WIN = 2
 STAKE_MIN = 4
+STAKE_CONFIDENCE = 0.9
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,9 @@ def explore_rate(credit: Credit) -> float:
 
 
 def stake(credit: Credit) -> int:
-    """How many times the LLM may overrule the rule in the next episode (see STAKE_PER_NET_WIN)."""
+    """How many trusted calls the LLM gets in the next episode (see STAKE_PER_NET_WIN)."""
+    if chance_better(credit) < STAKE_CONFIDENCE:
+        return STAKE_MIN
     return max(STAKE_MIN, STAKE_PER_NET_WIN * (credit.better - credit.worse))
 
 
@@ -191,7 +198,8 @@ def should_ask(
 
     Asked to decide while the rule is unsure (confidence < α), the LLM's expected gain (pinned at
     the episode's start, like α) is positive and its stake for the episode is not spent (None:
-    no stake, the seed's rule); otherwise asked only on an exploration share `rate` of the
+    no stake, the seed's rule; `stake_left` counts trusted calls, not overrules); otherwise
+    asked only on an exploration share `rate` of the
     steps, as a shadow: its answer is judged after the debrief, never acted on.
     """
     trusted = rule_confidence < alpha and gain > ASK_MARGIN
