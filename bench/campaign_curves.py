@@ -36,13 +36,17 @@ def play(ep: Episode, weights: dict | None) -> tuple[PlainObservation, list[str]
     obs = PlainObservation(**ep.observation())
     starting = list(obs.visible_account_ids)
     cap = get_task(ep.task).max_steps * 3
+    unflagged: set[str] = set()
     n = 0
     while not obs.done:
         if n < cap:
-            proposal = propose(obs, starting, score_observation(obs, starting, weights))
+            scores = score_observation(obs, starting, weights)
+            proposal = propose(obs, starting, scores, unflagged=unflagged)
         else:
             proposal = Proposal("submit", 1.0, "cap")
         kind, account = parse_action(proposal.action)
+        if kind == "unflag" and account:
+            unflagged.add(account)
         obs = PlainObservation(**ep.step(kind, account))
         n += 1
     return obs, starting

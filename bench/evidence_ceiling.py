@@ -63,11 +63,15 @@ def play(task: str, seed: int, scorer: str) -> dict:
     starting = list(obs.visible_account_ids)
     cap = get_task(task).max_steps * 3  # the graph's action cap
     investigated = False
+    unflagged: set[str] = set()
     for _ in range(cap):
         if obs.done:
             break
         scores = None if scorer == "shipped" else perfect_scores(obs, starting, ring)
-        kind, account = parse_action(rules.propose(obs, starting, scores).action)
+        proposal = rules.propose(obs, starting, scores, unflagged=unflagged)
+        kind, account = parse_action(proposal.action)
+        if kind == "unflag" and account:
+            unflagged.add(account)
         investigate = scorer == "perfect_investigating" and not investigated
         if investigate and kind == "submit" and obs.flagged_ids:
             kind, account, investigated = "investigate_network", obs.flagged_ids[0], True

@@ -133,6 +133,7 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         state["starting_ids"],
         _scores(state, ctx, thread_id),
         llm_verdicts=state.get("llm_verdicts") or {},
+        unflagged=state.get("unflagged_ids") or (),
     )
     return {
         "rule": {
@@ -223,6 +224,9 @@ def arbitrate(state: EpisodeState) -> dict:
     kind, account = parse_action(action)
     if mode == "llm" and kind in ("flag", "unflag") and account:
         update["llm_verdicts"] = {**(state.get("llm_verdicts") or {}), account: kind}
+    unflagged = state.get("unflagged_ids") or []
+    if kind == "unflag" and account and account not in unflagged:
+        update["unflagged_ids"] = [*unflagged, account]
     tally = {mode: 1}  # increments: the state's reducer (add_counts) adds them up
     if llm.get("status") in ("ok", "error"):
         tally["llm_calls"] = 1

@@ -149,6 +149,25 @@ def test_arbitrate_never_acts_outside_the_legal_menu_or_on_errors() -> None:
     assert out["tally"]["llm_errors"] == 1
 
 
+def test_arbitrate_remembers_every_account_unflagged_in_the_episode() -> None:
+    rule_unflag = base_state(
+        rule={"action": "unflag u_a", "confidence": 0.9, "reason": "r"},
+        choices=["unflag u_a", "submit"],
+        llm={"status": "skipped"},
+        unflagged_ids=["u_z"],
+    )
+    assert nodes.arbitrate(rule_unflag)["unflagged_ids"] == ["u_z", "u_a"]
+    # the LLM's unflag counts too, and an account is listed once
+    llm_unflag = base_state(
+        choices=["inspect u_a", "unflag u_z", "submit"],
+        llm={"status": "ok", "action": "unflag u_z", "tokens": 1},
+        unflagged_ids=["u_z"],
+    )
+    out = nodes.arbitrate(llm_unflag)
+    assert out["decision"]["action"] == "unflag u_z" and "unflagged_ids" not in out
+    assert "unflagged_ids" not in nodes.arbitrate(base_state())
+
+
 def test_arbitrate_submits_past_the_action_cap() -> None:
     out = nodes.arbitrate(base_state(action_count=90))
     assert out["decision"]["action"] == "submit"

@@ -47,6 +47,18 @@ def test_never_reverses_a_flag_decision_the_llm_made_but_still_offers_it() -> No
     assert prop.action != "flag u_b" and "flag u_b" in prop.choices
 
 
+def test_never_flags_again_an_account_unflagged_earlier_in_the_episode() -> None:
+    # flags cost no budget step: a pair whose scores hang on each other being flagged looped
+    # flag, flag, unflag, unflag until the action cap (hard `mixed`, refit weights)
+    a = ring_member("u_a", ["u_b", *CUSTOMERS])
+    b = ring_member("u_b", ["u_a", *CUSTOMERS], account_age_days=93, avg_post_hour=3.4)
+    obs = observation([a, b], visible=["u_a", "u_b", *CUSTOMERS], flagged=["u_a"])
+    assert propose(obs, ["u_a"], unflagged=["u_x"]).action == "flag u_b"
+    prop = propose(obs, ["u_a"], unflagged=["u_b"])
+    assert prop.action != "flag u_b"
+    assert "flag u_b" in prop.choices  # the LLM may still flag it again
+
+
 def test_submits_when_the_budget_cannot_pay_for_an_inspect() -> None:
     a = ring_member("u_a", ["u_b"])
     obs = observation([a], visible=["u_a", "u_b"], flagged=["u_a"], steps_remaining=1)

@@ -37,11 +37,12 @@ def play_rules(
     starting = list(obs.visible_account_ids)
     flags: list[tuple[float, float, bool]] = []  # (confidence, raw evidence score, truly gang)
     max_actions = get_task(task).max_steps * 3
+    unflagged: set[str] = set()
     n = 0
     while not obs.done:
         scores = scorer(episode, obs, starting) if scorer is not None else None
         proposal = (
-            propose(obs, starting, scores, early_submit=early_submit)
+            propose(obs, starting, scores, early_submit=early_submit, unflagged=unflagged)
             if n < max_actions
             else Proposal("submit", 1.0, "cap")
         )
@@ -56,6 +57,8 @@ def play_rules(
                     account_id in set(episode.network.gang_ids),
                 )
             )
+        if action_type == "unflag" and account_id:
+            unflagged.add(account_id)
         obs = PlainObservation(**episode.step(action_type, account_id))
         n += 1
     return {

@@ -8,14 +8,15 @@ exploration and decides when nothing worth a step is left.
 
 Priority each step: flag the likeliest unflagged member (p ≥ FLAG_AT) → unflag a flag the evidence
 no longer supports → submit when the frontier is exhausted → inspect the likeliest frontier
-account → submit.
+account → submit. An account unflagged once in an episode is never flagged again by the rule
+(see `propose`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -120,6 +121,7 @@ def propose(
     *,
     early_submit: bool = True,
     llm_verdicts: Mapping[str, str] | None = None,
+    unflagged: Collection[str] = (),
 ) -> Proposal:
     """Decide one action for this observation (pure function of its inputs).
 
@@ -129,6 +131,11 @@ def propose(
     flagging an account the rule scores low (or unflagging one it scores high) and the rule
     reversing it on the next step looped until the graph's action cap. The LLM's menu still
     offers the reversal.
+    `unflagged` are the accounts unflagged earlier in this episode (by anyone): the rule does
+    not flag them again. Flags and unflags cost no budget step, so a pair of accounts whose
+    scores depend on each other being flagged (refit weights can make them) looped flag, flag,
+    unflag, unflag until the action cap: 8 of 200 learning episodes of hard `mixed` campaigns
+    (`--model fake`), every one lost with the budget unspent.
     """
     verdicts = llm_verdicts or {}
     likelihood, frontier = scores or score_observation(obs, starting_ids)
@@ -140,7 +147,12 @@ def propose(
     flag_candidates = sorted(
         ((p, a) for a, p in likelihood.items() if a not in flagged), reverse=True
     )
-    rule_flag_candidates = [(p, a) for p, a in flag_candidates if verdicts.get(a) != "unflag"]
+    once_unflagged = set(unflagged)
+    rule_flag_candidates = [
+        (p, a)
+        for p, a in flag_candidates
+        if verdicts.get(a) != "unflag" and a not in once_unflagged
+    ]
     flagged_by_score = sorted((p, a) for a, p in likelihood.items() if a in flagged)
     unflag_candidates = [(p, a) for p, a in flagged_by_score if verdicts.get(a) != "flag"]
     choices = _choices(flag_candidates, flagged_by_score, top_frontier, can_inspect)
