@@ -9,7 +9,10 @@ Seed s plays episode 80000+s under the first regime's playbook of `mixed` campai
   frontier by the shipped exploration model over those scores: a classifier no refit can beat;
 - `perfect_investigating`: the same, and where the policy would submit, it first runs
   `investigate_network` around its first flagged account (once), so every member within two hops
-  becomes visible before it decides again.
+  becomes visible before it decides again;
+- `perfect_full_budget`: the perfect classifier that never submits early (it inspects the
+  likeliest frontier accounts until the budget is spent), to test whether the stopping rule is
+  the limit.
 For each lost `perfect` episode it counts the members never flagged and how many of them were
 never even visible: members that no inspected account follows can only be reached by
 `investigate_network`, whose two hops reveal about two thirds of a hard network at once, so an
@@ -52,7 +55,7 @@ def perfect_scores(obs: PlainObservation, starting: list[str], ring: set[str]) -
     return likelihood, frontier
 
 
-SCORERS = ("shipped", "perfect", "perfect_investigating")
+SCORERS = ("shipped", "perfect", "perfect_investigating", "perfect_full_budget")
 
 
 def play(task: str, seed: int, scorer: str) -> dict:
@@ -68,7 +71,8 @@ def play(task: str, seed: int, scorer: str) -> dict:
         if obs.done:
             break
         scores = None if scorer == "shipped" else perfect_scores(obs, starting, ring)
-        proposal = rules.propose(obs, starting, scores, unflagged=unflagged)
+        early = scorer != "perfect_full_budget"
+        proposal = rules.propose(obs, starting, scores, early_submit=early, unflagged=unflagged)
         kind, account = parse_action(proposal.action)
         if kind == "unflag" and account:
             unflagged.add(account)
