@@ -22,34 +22,19 @@ from pathlib import Path
 from fakegang.cli_agent import parse_seed_range
 from fakegang.runs.campaign import summarise
 from fakegang.tools import experience
-from fakegang.tools.actions import parse_action
 from fakegang.tools.memory import Memory
-from fakegang.tools.rules import Proposal, propose, score_observation
+from fakegang.tools.rule_player import play_episode
+from fakegang.tools.rules import score_observation
 from fakegang_env.engine import Episode
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import campaign_schedule
-from fakegang_env.tasks import get_task
 
 
 def play(ep: Episode, weights: dict | None) -> tuple[PlainObservation, list[str]]:
-    """One episode with the graph's action cap (3 actions per budget step)."""
-    obs = PlainObservation(**ep.observation())
-    starting = list(obs.visible_account_ids)
-    cap = get_task(ep.task).max_steps * 3
-    unflagged: set[str] = set()
-    n = 0
-    while not obs.done:
-        if n < cap:
-            scores = score_observation(obs, starting, weights)
-            proposal = propose(obs, starting, scores, unflagged=unflagged)
-        else:
-            proposal = Proposal("submit", 1.0, "cap")
-        kind, account = parse_action(proposal.action)
-        if kind == "unflag" and account:
-            unflagged.add(account)
-        obs = PlainObservation(**ep.step(kind, account))
-        n += 1
-    return obs, starting
+    """One episode scored with `weights`, played by the in-process rule player (the graph's
+    action cap, 3 actions per budget step)."""
+    played = play_episode(ep, scorer=lambda _ep, obs, start: score_observation(obs, start, weights))
+    return played["observation"], played["starting_ids"]
 
 
 def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: str) -> dict:

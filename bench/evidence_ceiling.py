@@ -66,12 +66,12 @@ def play(task: str, seed: int, scorer: str) -> dict:
     starting = list(obs.visible_account_ids)
     cap = get_task(task).max_steps * 3  # the graph's action cap
     investigated = False
+    early = scorer != "perfect_full_budget"
     unflagged: set[str] = set()
     for _ in range(cap):
         if obs.done:
             break
         scores = None if scorer == "shipped" else perfect_scores(obs, starting, ring)
-        early = scorer != "perfect_full_budget"
         proposal = rules.propose(obs, starting, scores, early_submit=early, unflagged=unflagged)
         kind, account = parse_action(proposal.action)
         if kind == "unflag" and account:

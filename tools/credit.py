@@ -199,8 +199,8 @@ def should_ask(
     Asked to decide while the rule is unsure (confidence < α), the LLM's expected gain (pinned at
     the episode's start, like α) is positive and its stake for the episode is not spent (None:
     no stake, the seed's rule; `stake_left` counts trusted calls, not overrules); otherwise
-    asked only on an exploration share `rate` of the
-    steps, as a shadow: its answer is judged after the debrief, never acted on.
+    asked only on an exploration share `rate` of the steps, as a shadow: its answer is judged
+    after the debrief, never acted on.
     """
     trusted = rule_confidence < alpha and gain > ASK_MARGIN
     if trusted and (stake_left is None or stake_left > 0):

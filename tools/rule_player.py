@@ -33,6 +33,18 @@ def play_rules(
     `tactics` is the ring's playbook (a name or a `Playbook`), as `Episode` takes it; `scorer`
     replaces the engine's scoring (bench/fit_tactics_model.py explores with the truth)."""
     episode = Episode(task, seed, tactics=tactics)
+    return play_episode(episode, on_step, early_submit=early_submit, scorer=scorer)
+
+
+def play_episode(
+    episode: Episode,
+    on_step: Hook | None = None,
+    *,
+    early_submit: bool = True,
+    scorer: Scorer | None = None,
+) -> dict:
+    """`play_rules` on an episode already built (a campaign round, `Episode.for_round`)."""
+    task, seed = episode.task, episode.seed
     obs = PlainObservation(**episode.observation())
     starting = list(obs.visible_account_ids)
     flags: list[tuple[float, float, bool]] = []  # (confidence, raw evidence score, truly gang)
