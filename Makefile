@@ -14,7 +14,7 @@ LLAMA_VERSION    := 0.3.36
 LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF,)
 WHEELHOUSE       ?= $(HOME)/.cache/fakegang/wheels/llama-cpp-python-$(LLAMA_VERSION)-$(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
 
-# Schemathesis (the API contract test, tests/test_contract.py) lives in its own venv inside the
+# Schemathesis (the API contract test, tests/environment/test_contract.py) lives in its own venv inside the
 # project's: its releases need jsonschema-rs >= 0.60, langgraph-api (the Studio CLI, dev extra)
 # pins jsonschema-rs < 0.45, and the older Schemathesis releases that would fit break on current
 # Hypothesis. It only talks HTTP to the server, so it needs nothing else of ours.

@@ -2,7 +2,7 @@
 
 import sys
 
-from fakegang.cli import main
+from fakegang.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["train", *sys.argv[1:]]))

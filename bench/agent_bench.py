@@ -22,7 +22,7 @@ from fakegang.runs.runner import run_episode
 
 def clear_process_caches() -> None:
     """Drop the rule engine's pairwise-evidence cache so timed runs start equally cold."""
-    from fakegang.tools import evidence
+    from fakegang.tools.rules import evidence
 
     evidence._PAIR_VOTES.clear()
 
@@ -113,8 +113,8 @@ def bench_llm(calls: int, cold_calls: int) -> dict:
         return {"skipped": "llama_cpp not installed"}
     import llm_latency  # bench/llm_latency.py
 
-    from fakegang.tools.chat_models import ModelSettings, make_chat_model
-    from fakegang.tools.llm import decide
+    from fakegang.tools.models.chat_models import ModelSettings, make_chat_model
+    from fakegang.tools.models.llm import decide
 
     settings = ModelSettings(spec="local", timeout_s=300.0, max_retries=0)
     t0 = time.monotonic()

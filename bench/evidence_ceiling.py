@@ -29,10 +29,10 @@ import json
 import sys
 import time
 
-from fakegang.cli_agent import parse_seed_range
-from fakegang.tools import rules
-from fakegang.tools.actions import parse_action
-from fakegang.tools.evidence import CaseView, frontier_features
+from fakegang.cli.train import parse_seed_range
+from fakegang.tools.rules import engine as rules
+from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.evidence import CaseView, frontier_features
 from fakegang_env.engine import Episode
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import campaign_round

@@ -2,7 +2,7 @@
 
 Plays the current rule engine in-process on seeds 1000+ of every task, records the evidence
 features of every inspected and every frontier account at each decision with its true label, and
-fits two logistic regressions. Writes tools/rule_weights.json. Run twice so the second fit sees
+fits two logistic regressions. Writes tools/rules/rule_weights.json. Run twice so the second fit sees
 the states the first fitted policy reaches:
 
     python bench/fit_rule_weights.py --seeds 1000-1024 --rounds 2
@@ -17,11 +17,11 @@ from pathlib import Path
 
 from sklearn.linear_model import LogisticRegression
 
-from fakegang.tools import rules
-from fakegang.tools.evidence import CaseView, frontier_features, profile_features
-from fakegang.tools.rule_player import play_rules
+from fakegang.tools.rules import engine as rules
+from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
+from fakegang.tools.rules.player import play_rules
 
-WEIGHTS_PATH = Path(__file__).resolve().parents[1] / "tools" / "rule_weights.json"
+WEIGHTS_PATH = Path(__file__).resolve().parents[1] / "tools" / "rules" / "rule_weights.json"
 
 
 def collect(tasks: list[str], seeds: range, sample_every: int = 2) -> tuple[list, list]:

@@ -6,12 +6,12 @@ Training data only: `mixed` playbooks keyed `tactics-fit:<task>:<i>` (no campaig
 calibration seed draws them) on episode seeds 200000+i. Each episode is explored with the truth
 (the inspected accounts scored 0.99 / 0.01, as bench/evidence_ceiling.py's `perfect` scorer), so
 the rows cover members and the innocents a good investigation meets; the rows themselves are the
-ones `reflect` stores (tools/experience.py `labelled_rows`: profile0, profile1, profile). Each
+ones `reflect` stores (tools/learning/experience.py `labelled_rows`: profile0, profile1, profile). Each
 feature gets one weight plus one per channel times that channel's strength, fitted as a MAP
 logistic regression centred on the shipped weights (interactions at 0). A second round adds the
 rows the first round's model reaches when it explores by itself, and refits (on training
 campaigns 100-119, hard `mixed` learning AUC 0.42 with one round, 0.465 with two; medium 0.405
-and 0.40). Writes tools/tactics_weights.json, which tools/tactics_model.py reads.
+and 0.40). Writes tools/learning/tactics_weights.json, which tools/learning/tactics_model.py reads.
 """
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from evidence_ceiling import perfect_scores  # noqa: E402  (bench/evidence_ceiling.py)
 
-from fakegang.tools import refit, rules, tactics_model  # noqa: E402
-from fakegang.tools.experience import labelled_rows  # noqa: E402
-from fakegang.tools.rule_player import play_rules  # noqa: E402
+from fakegang.tools.learning import refit  # noqa: E402
+from fakegang.tools.rules import engine as rules  # noqa: E402
+from fakegang.tools.learning import tactics_model  # noqa: E402
+from fakegang.tools.learning.experience import labelled_rows  # noqa: E402
+from fakegang.tools.rules.player import play_rules  # noqa: E402
 from fakegang_env.tactics import CHANNELS, mixed_playbook  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "tools" / "tactics_weights.json"
+OUT = Path(__file__).resolve().parents[1] / "tools" / "learning" / "tactics_weights.json"
 SEED_BASE = 200_000
 #: Prior precision of the joint fit (tens of thousands of rows: the data decides).
 FIT_STRENGTH = 1.0

@@ -109,8 +109,8 @@ def bench_campaigns(quick: bool) -> dict:
     cc = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cc)
     from fakegang.runs.campaign import summarise
-    from fakegang.tools import experience
-    from fakegang.tools.memory import Memory
+    from fakegang.tools.learning import experience
+    from fakegang.tools.memory.store import Memory
 
     campaigns, rounds = ([0], 3) if quick else ([0, 1, 2, 3, 4], 10)
     settings = [("medium", "aged_accounts")]

@@ -3,7 +3,7 @@ reflections.  Prints a table (run by `make bench`).
 
 Prompts are the agent's real ones: the successive inspect steps of hard episodes (rule engine
 driving; where a trained run asks the LLM most: 652 of 848 calls in a measured `make run`),
-rendered by `fakegang.tools.prompting` with 4 lessons and a few-shot trajectory in the stable
+rendered by `fakegang.tools.models.prompting` with 4 lessons and a few-shot trajectory in the stable
 part, the per-step case last.  "cold" resets the llama.cpp context before each call so the
 whole prompt is evaluated; "prefix reuse" runs the steps in order as an episode does, so only
 the changed suffix is evaluated.  For non-local models "cold" cannot be forced and is skipped.
@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fakegang.tools.chat_models import ModelSettings, describe_model, make_chat_model
-from fakegang.tools.llm import LLMCallResult, decide, reflect
+from fakegang.tools.models.chat_models import ModelSettings, describe_model, make_chat_model
+from fakegang.tools.models.llm import LLMCallResult, decide, reflect
 
 LESSONS = [
     "Flag only when lockstep creation dates and a shared bio template agree; a shared IP alone "
@@ -41,13 +41,13 @@ def episode_prompts(
 ) -> tuple[list[tuple[str, str, list[str]]], tuple[str, str], str]:
     """n+1 decision prompts from the successive inspect steps of `task` episodes (the steps at
     which a trained agent consults the LLM), a reflection prompt, and a label of the source."""
-    from fakegang.tools.memory import Reflection, Trajectory
-    from fakegang.tools.prompting import (
+    from fakegang.tools.memory.store import Reflection, Trajectory
+    from fakegang.tools.models.prompting import (
         decision_messages,
         reflection_messages,
         render_case,
     )
-    from fakegang.tools.rule_player import play_rules
+    from fakegang.tools.rules.player import play_rules
 
     lessons = [Reflection(i, task, f"t{i}", text, False, -1.0) for i, text in enumerate(LESSONS)]
     few_shot = Trajectory(
@@ -82,7 +82,7 @@ def episode_prompts(
         action_log=["INSPECT u_1a2b3c", "FLAG u_1a2b3c", "INSPECT u_44aa01", "SUBMIT"],
         modes={"agree": 3, "rule_override": 20, "llm": 7},
     )
-    label = f"agent prompts, {task} inspect steps (fakegang.tools.prompting, 4 lessons + few-shot)"
+    label = f"agent prompts, {task} inspect steps (fakegang.tools.models.prompting, 4 lessons + few-shot)"
     return prompts, reflection, label
 
 
@@ -107,7 +107,7 @@ def _median(values: list[float]) -> float:
 
 def _llama_of(model: Any) -> Any | None:
     try:
-        from fakegang.tools.local_llm import LocalLlamaChatModel, get_llama
+        from fakegang.tools.models.local_llm import LocalLlamaChatModel, get_llama
     except ImportError:
         return None
     if not isinstance(model, LocalLlamaChatModel):
@@ -124,7 +124,7 @@ def _reused(llama: Any, call: Callable[[], LLMCallResult]) -> tuple[LLMCallResul
     """Run `call`; return its result and how many prompt tokens llama.cpp kept from before."""
     if llama is None:
         return call(), 0
-    from fakegang.tools.local_llm import common_prefix_length
+    from fakegang.tools.models.local_llm import common_prefix_length
 
     before = list(llama._input_ids)
     result = call()

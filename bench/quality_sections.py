@@ -16,7 +16,7 @@ import training_run  # bench/training_run.py
 from agent_bench import clear_process_caches, llama_available
 
 from fakegang.runs.evaluation import evaluate
-from fakegang.tools.alpha import MODE_COLUMNS
+from fakegang.tools.learning.alpha import MODE_COLUMNS
 from fakegang_env.policies import run_policy
 from fakegang_env.tasks import TASK_NAMES as TASKS
 

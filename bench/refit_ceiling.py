@@ -4,7 +4,7 @@
 
 For each campaign, the first regime's hidden playbook is played K times on training seeds
 (60000 + 100·campaign + i) with the agent's own learning loop (labelled debrief rows, MAP refit,
-new weights after every episode, tools/experience.py), and after K = 0, 1, 2, 3, 6 episodes the
+new weights after every episode, tools/learning/experience.py), and after K = 0, 1, 2, 3, 6 episodes the
 refit weights play `--tests` unseen seeds (70000 + 100·campaign + j) of that same playbook.
 This is the best case for learning inside a campaign: every training episode comes from the
 current regime, none from an older one. If the win rate plateaus here well below the campaign
@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from campaign_curves import play  # noqa: E402  (bench/campaign_curves.py)
 
-from fakegang.cli_agent import parse_seed_range  # noqa: E402
-from fakegang.tools import experience  # noqa: E402
-from fakegang.tools.memory import Memory  # noqa: E402
+from fakegang.cli.train import parse_seed_range  # noqa: E402
+from fakegang.tools.learning import experience  # noqa: E402
+from fakegang.tools.memory.store import Memory  # noqa: E402
 from fakegang_env.engine import Episode  # noqa: E402
 from fakegang_env.schema import PlainObservation  # noqa: E402
 from fakegang_env.tactics import campaign_round  # noqa: E402

@@ -89,7 +89,7 @@ from quality_sections import (  # noqa: E402
     bench_training,
 )
 
-from fakegang.cli_agent import parse_seed_range  # noqa: E402
+from fakegang.cli.train import parse_seed_range  # noqa: E402
 from fakegang.graph import resources  # noqa: E402
 
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"processes": 1.7, "ray": 1.5}
 #: Rounds of the three runs; the figures are medians (one round swung Ray from 1.26x to 1.50x).
 REPEATS = 3
-#: Fields that must not depend on the backend (a subset of tools/episode_row.py COMPARABLE_KEYS).
+#: Fields that must not depend on the backend (a subset of tools/memory/episode_row.py COMPARABLE_KEYS).
 COMPARED = ("seed", "won", "reward", "grader_score", "steps_used", "final_message", "action_log")
 
 

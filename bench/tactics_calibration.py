@@ -3,8 +3,8 @@
 Per task (hard, medium) and per tactics (classic, each named generation, mixed), on test seeds
 0-49:
   * agent: the rule engine with its shipped weights, learning off, played in-process
-    (tools/rule_player.py; `fakegang eval --model fake` plays the same decisions, pinned by
-    tests/test_agent_tactics.py): win rate and mean grader;
+    (tools/rules/player.py; `fakegang eval --model fake` plays the same decisions, pinned by
+    tests/agent/test_agent_tactics.py): win rate and mean grader;
   * naive / oracle: the built-in reference policies (fakegang_env.policies.run_policy);
   * classifier F1: the rule engine's profile model (the logistic features of
     bench/fit_rule_weights.py) on the inspected accounts the agent sees, every 2nd action of its
@@ -32,9 +32,10 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from fakegang.tools import evidence, rules
-from fakegang.tools.evidence import CaseView, profile_features
-from fakegang.tools.rule_player import play_rules
+from fakegang.tools.rules import evidence
+from fakegang.tools.rules import engine as rules
+from fakegang.tools.rules.evidence import CaseView, profile_features
+from fakegang.tools.rules.player import play_rules
 from fakegang_env.arguments import seed_range
 from fakegang_env.policies import run_policy
 from fakegang_env.tactics import MIXED, TACTICS_NAMES

@@ -1,5 +1,5 @@
 """How well do debriefs reveal the operator's tactics? The tactics model's strength estimate
-(tools/tactics_model.py `estimate`) against the playbook's true strengths.
+(tools/learning/tactics_model.py `estimate`) against the playbook's true strengths.
 
     python bench/tactics_estimate.py [--task hard] [--playbooks 30] [--debriefs 3] [--json]
 
@@ -21,10 +21,11 @@ import json
 import sys
 import time
 
-from fakegang.tools import refit, tactics_model
-from fakegang.tools.experience import labelled_rows
-from fakegang.tools.rule_player import play_rules
-from fakegang.tools.rules import load_weights
+from fakegang.tools.learning import refit
+from fakegang.tools.learning import tactics_model
+from fakegang.tools.learning.experience import labelled_rows
+from fakegang.tools.rules.player import play_rules
+from fakegang.tools.rules.engine import load_weights
 from fakegang_env.tactics import CHANNELS, mixed_playbook
 
 SEED_BASE = 90_000

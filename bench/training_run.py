@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from fakegang.graph.context import DEFAULT_DB_PATH
-from fakegang.tools.alpha import MODE_COLUMNS
+from fakegang.tools.learning.alpha import MODE_COLUMNS
 from fakegang_env.tasks import TASK_NAMES as TASKS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@
     fakegang env baseline --policy random|naive|oracle --task TASK --seeds A-B [--tactics G]
                           [--json]
 
-The coordinator's dispatcher (`fakegang/cli.py`) calls `add_env_commands(subparsers)` and then
+The coordinator's dispatcher (`fakegang/cli/main.py`) calls `add_env_commands(subparsers)` and then
 `args.func(args)`, which returns the exit code. `python -m fakegang_env.cli ...` runs the same
 commands standalone (with or without the leading `env`). Only `serve` imports OpenEnv (a
 several-second import); `generate` and `baseline` run on the pure engine.

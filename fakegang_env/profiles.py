@@ -4,7 +4,7 @@
 roles and the ring trait each one imitates) from the network's one RNG; the draw helpers and the
 ordinary profile's parameters are shared with the playbook pass (fakegang_env/playbook.py), which
 pulls ring members toward ordinary users. Any change to the order of draws changes every network:
-`classic` is pinned bit for bit by tests/test_classic_pinned.py.
+`classic` is pinned bit for bit by tests/environment/test_classic_pinned.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Terminal reward, grader score and terminal message: pure functions of the episode outcome.
 
 Kept apart from the episode mechanics so each formula can be checked by hand
-(tests/test_scoring.py).
+(tests/environment/test_scoring.py).
 All floats are rounded to 4 dp; the terminal message prints 2 dp.
 """
 

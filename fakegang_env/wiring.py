@@ -2,7 +2,7 @@
 
 IP labels, follow edges, then the final shuffle, platform totals and starting leads, each drawn
 from the population's one RNG in this fixed order (the order of draws is the network: `classic`
-is pinned bit for bit by tests/test_classic_pinned.py).
+is pinned bit for bit by tests/environment/test_classic_pinned.py).
 """
 
 from __future__ import annotations

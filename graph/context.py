@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 
-from fakegang.tools.model_settings import BEDROCK_MODEL_ENV, DEFAULT_BEDROCK_MODEL, ModelSettings
+from fakegang.tools.models.model_settings import BEDROCK_MODEL_ENV, DEFAULT_BEDROCK_MODEL, ModelSettings
 
 #: Every setting's environment variable starts with this (see `env_var`).
 ENV_PREFIX = "FAKEGANG_"

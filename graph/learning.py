@@ -16,11 +16,13 @@ from typing import Any
 
 from fakegang.graph import resources
 from fakegang.graph.context import Context
-from fakegang.tools import credit as credit_rules
-from fakegang.tools import credit_store, experience, insights
-from fakegang.tools.alpha import ALPHA_FLOOR, compute_alpha
-from fakegang.tools.memory import Memory
-from fakegang.tools.rules import load_weights
+from fakegang.tools.learning import credit as credit_rules
+from fakegang.tools.learning import credit_store
+from fakegang.tools.learning import experience
+from fakegang.tools.learning import insights
+from fakegang.tools.learning.alpha import ALPHA_FLOOR, compute_alpha
+from fakegang.tools.memory.store import Memory
+from fakegang.tools.rules.engine import load_weights
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tasks import get_task
 

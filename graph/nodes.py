@@ -19,14 +19,15 @@ from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
 from fakegang.graph.state import TALLY_KEYS, TRUSTED_CALLS, EpisodeState
-from fakegang.tools import insights, prompting
-from fakegang.tools import llm as llm_calls
-from fakegang.tools.actions import parse_action
-from fakegang.tools.alpha import arbitrate_mode
-from fakegang.tools.credit import should_ask
+from fakegang.tools.learning import insights
+from fakegang.tools.models import prompting
+from fakegang.tools.models import llm as llm_calls
+from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.learning.alpha import arbitrate_mode
+from fakegang.tools.learning.credit import should_ask
 from fakegang.tools.env_client import EnvError, reset_options
-from fakegang.tools.memory import utc_now
-from fakegang.tools.rules import propose, score_observation
+from fakegang.tools.memory.store import utc_now
+from fakegang.tools.rules.engine import propose, score_observation
 from fakegang_env.tasks import get_task
 
 #: Free actions (flag/unflag) cost no budget, so cap the actions of an episode to stop a
@@ -208,7 +209,7 @@ def arbitrate(state: EpisodeState) -> dict:
     """Pick the action: `agree`, `rule_override` (rule confident or LLM unusable) or `llm`.
 
     A flag or unflag the LLM decided goes into `llm_verdicts`, which the rule does not reverse
-    by itself (tools/rules.py `propose`); the LLM's next decision on that account replaces it."""
+    by itself (tools/rules/engine.py `propose`); the LLM's next decision on that account replaces it."""
     rule = state["rule"]
     llm = state.get("llm", {})
     llm_action = llm.get("action") if llm.get("status") == "ok" else None

@@ -27,7 +27,7 @@ from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.runner import environment, episode_config
-from fakegang.tools.memory import utc_now
+from fakegang.tools.memory.store import utc_now
 from fakegang_env.engine import Episode
 from fakegang_env.policies import make_policy
 from fakegang_env.tactics import campaign_schedule

@@ -4,7 +4,7 @@ LangGraph's `SqliteSaver` offers no API for what run management needs: copying a
 thread into a new thread (fork), dropping all but a thread's head checkpoint (prune), listing
 thread ids and measuring their size (Studio, bench). Those queries depend on the saver's table
 layout (langgraph-checkpoint-sqlite 3.x), so they live here and nowhere else: a layout change
-means one module to fix, and tests/test_replay_fork_prune.py exercises every function.
+means one module to fix, and tests/runs/test_replay_fork_prune.py exercises every function.
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ from fakegang.runs.progress import Progress
 from fakegang.runs.runner import environment
 from fakegang.runs.worker import EpisodeJob, driver_settings, episode_row, remove_leftovers
 from fakegang.tools.env_client import EnvClient
-from fakegang.tools.episode_row import COMPARABLE_KEYS
-from fakegang.tools.memory import EVAL_RUN_PREFIX, Memory, utc_now
+from fakegang.tools.memory.episode_row import COMPARABLE_KEYS
+from fakegang.tools.memory.store import EVAL_RUN_PREFIX, Memory, utc_now
 
 __all__ = ["EvalError", "Progress", "comparable", "episode_row", "evaluate", "summarize"]
 

@@ -33,9 +33,9 @@ from fakegang.runs.checkpoint_tables import copy_branch
 from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
 from fakegang.runs.runs import outcome_of
-from fakegang.tools.actions import format_action, parse_action
+from fakegang.tools.rules.actions import format_action, parse_action
 from fakegang.tools.env_client import reset_options
-from fakegang.tools.memory import Memory, utc_now
+from fakegang.tools.memory.store import Memory, utc_now
 
 
 class ForkError(ValueError):

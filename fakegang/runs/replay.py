@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from langgraph.types import StateSnapshot
 
 from fakegang.graph.graph import compile_with_sqlite
-from fakegang.tools.memory import Memory
+from fakegang.tools.memory.store import Memory
 
 NODE_WIDTH = 11
 

@@ -30,9 +30,9 @@ from fakegang.runs.runner import (
     play_schedule,
 )
 from fakegang.runs.runs import collect_runs
-from fakegang.tools.chat_models import describe_model
+from fakegang.tools.models.chat_models import describe_model
 from fakegang.tools.env_client import EnvClient
-from fakegang.tools.memory import Memory
+from fakegang.tools.memory.store import Memory
 
 
 class ResumeError(RuntimeError):

@@ -24,8 +24,8 @@ from fakegang.graph.context import DEFAULT_DB_PATH, Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
 from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.runs.testhooks import callbacks
-from fakegang.tools.chat_models import describe_model
-from fakegang.tools.episode_row import metrics_row
+from fakegang.tools.models.chat_models import describe_model
+from fakegang.tools.memory.episode_row import metrics_row
 from fakegang_env.tasks import TASK_NAMES, get_task
 
 THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")

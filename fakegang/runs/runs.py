@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.runner import TrainOptions, episode_thread_id, schedule
-from fakegang.tools.memory import Memory
+from fakegang.tools.memory.store import Memory
 
 
 class RunsError(LookupError):

@@ -22,7 +22,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The agent's memory, the learning tables (tools/learning_schema.py) included: copied into
+#: The agent's memory, the learning tables (tools/memory/learning_schema.py) included: copied into
 #: every shard, read-only during `eval`.
 MEMORY_TABLES = (
     "reflections",
@@ -50,7 +50,7 @@ class MergeStats:
 def _prepare(db: str | Path) -> None:
     """Create the memory tables and LangGraph's checkpoint tables in `db` if missing."""
     from fakegang.graph.graph import sqlite_checkpointer
-    from fakegang.tools.memory import Memory
+    from fakegang.tools.memory.store import Memory
 
     Memory(db).close()
     saver = sqlite_checkpointer(db)

@@ -189,7 +189,7 @@ def run_studio(
     if not port_free(port):
         raise StudioError(f"port {port} on 127.0.0.1 is in use: choose another with --port")
     os.environ.update(OFFLINE_ENV)
-    # (fakegang/cli_runs.py has refused a non-loopback host unless --insecure)
+    # (fakegang/cli/runs.py has refused a non-loopback host unless --insecure)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

@@ -164,7 +164,7 @@ def play_episode(job: EpisodeJob, snapshot: bytes) -> EpisodeOutcome:
     from fakegang.graph.graph import compile_with_sqlite
     from fakegang.runs.runner import episode_thread_id, run_episode
     from fakegang.runs.shards import shard_bytes, write_shard
-    from fakegang.tools.actions import log_form
+    from fakegang.tools.rules.actions import log_form
 
     apply_settings(job.env)
     who = worker_identity()

@@ -1,0 +1,1 @@
+"""The `fakegang` command, one module per subcommand group."""

@@ -1,0 +1,99 @@
+"""`fakegang campaign`: the learning curve over campaigns (logic in fakegang/runs/campaign.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from fakegang.cli.train import parse_seed_range
+from fakegang.cli.eval import add_scale_arguments
+from fakegang_env.tactics import MAX_ROUND, TACTICS_NAMES
+from fakegang_env.tasks import TASKS
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    from fakegang.runs.campaign import write_outputs
+    from fakegang.runs.campaign_sweep import CampaignError, CampaignFailed, run_campaigns
+    from fakegang.tools.models.chat_models import ModelConfigError, ModelSettings, make_chat_model
+
+    if args.model.startswith("expert:") and args.env_url:
+        print(
+            "error: --model expert:P reads the embedded environment: drop --env-url",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        make_chat_model(ModelSettings(spec=args.model))
+    except ModelConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    default_workers = os.cpu_count() or 1 if args.backend == "ray" else 1
+    try:
+        summary = run_campaigns(
+            task=args.task,
+            tactics=args.tactics,
+            campaigns=list(args.campaigns),
+            rounds=args.rounds,
+            model=args.model,
+            compare=args.compare,
+            db=args.db,
+            from_db=args.from_db,
+            env_url=args.env_url,
+            alpha_rule=args.alpha,
+            concurrency=args.concurrency or default_workers,
+            backend=args.backend,
+            address=args.address,
+            progress=not args.no_progress,
+        )
+    except CampaignError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except CampaignFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.out:
+        json_path, png_path = write_outputs(summary, args.out)
+        print(f"wrote {json_path} and {png_path}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for mode, auc in summary["auc"].items():
+            curve = " ".join(f"{v:.2f}" for v in summary["curves"][mode])
+            share = summary["llm_call_share"][mode]
+            print(f"{mode:8s} AUC {auc:.3f} | LLM calls {share:.1%} of actions | {curve}")
+    return 0
+
+
+def _rounds(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--rounds must be a whole number, got {text!r}") from exc
+    if not 1 <= n <= MAX_ROUND + 1:
+        raise argparse.ArgumentTypeError(f"--rounds must be between 1 and {MAX_ROUND + 1}, got {n}")
+    return n
+
+
+def add_campaign_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("campaign", help="play campaigns and draw the learning curve")
+    p.add_argument("--task", choices=sorted(TASKS), required=True)
+    p.add_argument("--tactics", choices=TACTICS_NAMES, default="mixed")
+    p.add_argument("--campaigns", type=parse_seed_range, default=[0], help="A-B inclusive")
+    p.add_argument("--rounds", type=_rounds, default=10)
+    p.add_argument("--model", default="fake", help="fake | local | expert:P | bedrock | ...")
+    p.add_argument("--compare", action="store_true", help="also play static and oracle")
+    p.add_argument(
+        "--db",
+        help="merge every round into DB (runs, replay, report) and keep each campaign's own "
+        "memory as DB-<mode>-c<N>.sqlite",
+    )
+    p.add_argument("--from-db", help="start every campaign from a copy of this memory")
+    p.add_argument("--env-url", help="use this environment server instead of an embedded one")
+    p.add_argument("--alpha", choices=("credit", "seed"), default="credit")
+    add_scale_arguments(p, unit="campaigns (x modes with --compare)")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--out", help="directory for campaign.json and campaign.png")
+    p.set_defaults(func=cmd_campaign)

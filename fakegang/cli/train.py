@@ -1,0 +1,129 @@
+"""`fakegang train`: the seed's training command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from fakegang.graph.context import DEFAULT_DB_PATH
+from fakegang_env.arguments import seed_range
+from fakegang_env.tactics import TACTICS_NAMES
+from fakegang_env.tasks import TASK_NAMES
+
+
+def parse_seed_range(text: str) -> list[int]:
+    """`A-B` (inclusive) or a single seed `N`, as the environment CLI reads it."""
+    return list(seed_range(text))
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--env-url",
+        default=None,
+        help="environment server URL (default: start an embedded one on 127.0.0.1); "
+        "$FAKEGANG_ENV_TOKEN is sent as its bearer token",
+    )
+    p.add_argument(
+        "--task",
+        choices=TASK_NAMES,
+        default=None,
+        help="fix the task (default: curriculum easy→medium→hard)",
+    )
+    p.add_argument("--episodes", type=int, default=50, help="episodes to play (default: 50)")
+    p.add_argument("--temperature", type=float, default=0.4, help="LLM temperature (default: 0.4)")
+    p.add_argument("--verbose", action="store_true", help="print every action of each episode")
+    p.add_argument("--log-dir", default="runs", help="directory for metrics.jsonl (default: runs/)")
+    p.add_argument(
+        "--model", default="local", help="local (default) | fake | bedrock | provider:model"
+    )
+    p.add_argument("--db", default=DEFAULT_DB_PATH, help="SQLite file for checkpoints and memory")
+    p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
+    p.add_argument(
+        "--tactics",
+        choices=TACTICS_NAMES,
+        default="classic",
+        help="the ring's playbook in every episode (default classic; see `fakegang env tactics`)",
+    )
+    p.add_argument(
+        "--alpha",
+        choices=("credit", "seed"),
+        default="credit",
+        help="α rule: credit (counterfactual credit, default) or seed (the seed's formula)",
+    )
+    p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
+    p.add_argument(
+        "--bedrock-model",
+        default=None,
+        help="Bedrock model id for --model bedrock (else FAKEGANG_BEDROCK_MODEL, "
+        "else qwen.qwen3-32b-v1:0)",
+    )
+    p.add_argument(
+        "--bedrock-region", default=None, help="AWS region (else AWS_REGION / AWS_DEFAULT_REGION)"
+    )
+    pause = p.add_mutually_exclusive_group()
+    pause.add_argument(
+        "--pause-before",
+        metavar="NODE",
+        default=None,
+        help="stop before NODE (a node of the episode graph: observe, rule_check, llm_decide, "
+        "arbitrate, step_env, reflect) at every step; Enter continues, q (or end of input) "
+        "leaves a paused run for `fakegang resume`",
+    )
+    pause.add_argument(
+        "--step",
+        action="store_true",
+        help="advance one graph node per Enter; q (or end of input) leaves a paused run",
+    )
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    # lazy: the graph and LangGraph take seconds to import, and `fakegang --help` needs neither
+    from fakegang.graph.graph import NODE_NAMES
+    from fakegang.runs.runner import TrainOptions, train
+    from fakegang.tools.models.chat_models import ModelConfigError
+
+    if args.pause_before is not None and args.pause_before not in NODE_NAMES:
+        print(
+            f"error: --pause-before: unknown node {args.pause_before!r} "
+            f"(one of {', '.join(NODE_NAMES)})",
+            file=sys.stderr,
+        )
+        return 2
+    if args.episodes < 1:
+        print("error: --episodes must be at least 1", file=sys.stderr)
+        return 2
+    if args.seed_offset < 0:
+        print("error: --seed-offset must be >= 0", file=sys.stderr)
+        return 2
+    opts = TrainOptions(
+        env_url=args.env_url,
+        task=args.task,
+        episodes=args.episodes,
+        temperature=args.temperature,
+        verbose=args.verbose,
+        log_dir=args.log_dir,
+        model=args.model,
+        db=args.db,
+        seed_offset=args.seed_offset,
+        tactics=args.tactics,
+        alpha_rule=args.alpha,
+        llm_timeout_s=args.llm_timeout,
+        bedrock_model_id=args.bedrock_model,
+        bedrock_region=args.bedrock_region,
+        pause_before=args.pause_before,
+        step=args.step,
+    )
+    try:
+        train(opts)
+    except ModelConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def add_agent_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train the agent (the seed's train.py)")
+    add_train_arguments(p)
+    p.set_defaults(func=cmd_train)

@@ -1,0 +1,1 @@
+"""`fakegang report`: data, charts, the network picture and the HTML page."""

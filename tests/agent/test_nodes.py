@@ -1,0 +1,213 @@
+"""Each node of the episode graph on its own (real env server, real SQLite memory)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from langgraph.runtime import Runtime
+
+from fakegang.graph import nodes, reflection, resources
+from fakegang.graph.context import Context
+from fakegang.tools.memory.store import Memory
+
+
+@pytest.fixture()
+def ctx(env_url, tmp_path) -> Context:
+    return Context(env_url=env_url, db_path=str(tmp_path / "n.sqlite"), model="fake")
+
+
+def call(node, state, ctx: Context, thread_id: str) -> dict:
+    return node(state, Runtime(context=ctx), {"configurable": {"thread_id": thread_id}})
+
+
+def started(ctx: Context, task: str = "easy", seed: int = 2) -> tuple[str, dict]:
+    thread_id = str(uuid.uuid4())
+    state: dict = {"task": task, "seed": seed, "run_id": "r", "episode": 1}
+    state |= call(nodes.observe, state, ctx, thread_id)
+    return thread_id, state
+
+
+def test_observe_starts_the_episode_and_summarises_evidence(ctx) -> None:
+    thread_id, state = started(ctx)
+    assert state["env_episode_id"] == thread_id  # episode id = thread id: a re-run resets it
+    assert state["action_count"] == 0 and state["steps_remaining"] == 30
+    assert state["alpha"] == pytest.approx(0.20)
+    assert len(state["starting_ids"]) == 5
+    assert state["view"]["visible"] == 5 and state["view"]["inspected"] == 0
+    assert Memory(ctx.db_path).episode(thread_id)["status"] == "running"
+    # observing again (a re-run) changes nothing
+    again = call(nodes.observe, state, ctx, thread_id)
+    assert again["view"] == state["view"]
+
+
+def test_rule_check_proposes_a_legal_action_with_confidence(ctx) -> None:
+    thread_id, state = started(ctx)
+    out = call(nodes.rule_check, state, ctx, thread_id)
+    rule = out["rule"]
+    assert rule["action"].startswith("inspect ")
+    assert rule["action"].split()[1] in state["starting_ids"]
+    assert 0.0 <= rule["confidence"] <= 1.0 and rule["reason"]
+    assert rule["action"] in out["choices"] and "submit" in out["choices"]
+
+
+def test_llm_decide_is_skipped_when_the_rule_is_sure(ctx) -> None:
+    thread_id, state = started(ctx)
+    # a model spec that cannot even be built proves no model is touched
+    broken = Context(env_url=ctx.env_url, db_path=ctx.db_path, model="nosuchprovider:x")
+    state["rule"] = {"action": "submit", "confidence": 0.9, "reason": "r"}
+    state["choices"] = ["submit"]
+    state["explore_rate"] = 0.0  # no exploration budget: only the α gate decides
+    out = call(nodes.llm_decide, state, broken, thread_id)
+    assert out["llm"]["status"] == "skipped"
+
+
+def test_llm_decide_asks_the_stand_in_when_the_rule_is_unsure(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state["alpha"] = 0.99
+    state["llm_gain"] = 1.0  # the LLM's credit says it beats the rule
+    out = call(nodes.llm_decide, state, ctx, thread_id)
+    assert out["llm"]["status"] == "ok"
+    assert out["llm"]["action"] in state["choices"]
+
+
+def test_llm_decide_reports_an_unbuildable_model_as_an_error(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state["alpha"] = 0.99
+    state["llm_gain"] = 1.0  # the LLM's credit says it beats the rule
+    broken = Context(env_url=ctx.env_url, db_path=ctx.db_path, model="nosuchprovider:x")
+    out = call(nodes.llm_decide, state, broken, thread_id)
+    assert out["llm"]["status"] == "error" and "model unavailable" in out["llm"]["error"]
+
+
+def base_state(**over) -> dict:
+    state = {
+        "rule": {"action": "inspect u_a", "confidence": 0.3, "reason": "r"},
+        "choices": ["inspect u_a", "inspect u_b", "submit"],
+        "llm": {"status": "ok", "action": "inspect u_b", "tokens": 12},
+        "alpha": 0.5,
+        "action_count": 4,
+        "max_actions": 90,
+        "tally": {
+            "agree": 0,
+            "rule_override": 0,
+            "llm": 0,
+            "llm_calls": 0,
+            "llm_tokens": 0,
+            "llm_errors": 0,
+        },
+    }
+    state.update(over)
+    return state
+
+
+def test_arbitrate_modes_and_the_pending_index() -> None:
+    out = nodes.arbitrate(base_state())
+    assert out["decision"] == {"index": 4, "action": "inspect u_b", "mode": "llm"}
+    assert out["tally"]["llm"] == 1 and out["tally"]["llm_calls"] == 1
+    assert out["tally"]["llm_tokens"] == 12
+
+    sure = base_state(rule={"action": "inspect u_a", "confidence": 0.8, "reason": "r"})
+    assert nodes.arbitrate(sure)["decision"]["mode"] == "rule_override"
+
+    same = base_state(llm={"status": "ok", "action": "inspect u_a", "tokens": 3})
+    assert nodes.arbitrate(same)["decision"]["mode"] == "agree"
+
+    # an exploration (shadow) answer is judged after the debrief, never acted on
+    shadow = base_state(llm={"status": "ok", "shadow": True, "action": "inspect u_b", "tokens": 5})
+    out = nodes.arbitrate(shadow)
+    assert out["decision"] == {"index": 4, "action": "inspect u_a", "mode": "rule_override"}
+    assert out["tally"]["llm_calls"] == 1
+    assert "llm_trusted_calls" not in out["tally"]  # a shadow does not spend the stake
+    # a trusted answer that agrees with the rule moves nothing but still spends the stake
+    assert nodes.arbitrate(same)["tally"]["llm_trusted_calls"] == 1
+
+
+def test_llm_decide_stops_trusting_the_llm_once_its_stake_is_spent(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state |= {"alpha": 0.99, "llm_gain": 1.0, "explore_rate": 0.0, "llm_stake": 3}
+    state["tally"] = {**state["tally"], "llm": 0, "llm_trusted_calls": 2}
+    assert call(nodes.llm_decide, state, ctx, thread_id)["llm"]["status"] == "ok"
+    # three trusted calls made already, none of them an overrule: the stake is spent all the same
+    state["tally"] = {**state["tally"], "llm_trusted_calls": 3}
+    out = call(nodes.llm_decide, state, ctx, thread_id)
+    assert out["llm"]["status"] == "skipped" and "stake" in out["llm"]["reason"]
+
+
+def test_arbitrate_never_acts_outside_the_legal_menu_or_on_errors() -> None:
+    rogue = base_state(llm={"status": "ok", "action": "flag u_zzz", "tokens": 1})
+    out = nodes.arbitrate(rogue)
+    assert out["decision"]["action"] == "inspect u_a"
+    assert out["decision"]["mode"] == "rule_override"
+
+    failed = base_state(llm={"status": "error", "error": "timeout after 1.0s"})
+    out = nodes.arbitrate(failed)
+    assert out["decision"]["action"] == "inspect u_a"
+    assert out["tally"]["llm_errors"] == 1
+
+
+def test_arbitrate_remembers_every_account_unflagged_in_the_episode() -> None:
+    rule_unflag = base_state(
+        rule={"action": "unflag u_a", "confidence": 0.9, "reason": "r"},
+        choices=["unflag u_a", "submit"],
+        llm={"status": "skipped"},
+        unflagged_ids=["u_z"],
+    )
+    assert nodes.arbitrate(rule_unflag)["unflagged_ids"] == ["u_z", "u_a"]
+    # the LLM's unflag counts too, and an account is listed once
+    llm_unflag = base_state(
+        choices=["inspect u_a", "unflag u_z", "submit"],
+        llm={"status": "ok", "action": "unflag u_z", "tokens": 1},
+        unflagged_ids=["u_z"],
+    )
+    out = nodes.arbitrate(llm_unflag)
+    assert out["decision"]["action"] == "unflag u_z" and "unflagged_ids" not in out
+    assert "unflagged_ids" not in nodes.arbitrate(base_state())
+
+
+def test_arbitrate_submits_past_the_action_cap() -> None:
+    out = nodes.arbitrate(base_state(action_count=90))
+    assert out["decision"]["action"] == "submit"
+
+
+def test_step_env_is_idempotent_when_re_run(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    state["llm"] = {"status": "skipped"}
+    state |= nodes.arbitrate(state)
+    first = call(nodes.step_env, state, ctx, thread_id)
+    # the node re-runs from its first line after a crash: same pending index, same answer
+    second = call(nodes.step_env, state, ctx, thread_id)
+    assert first == second
+    assert first["action_count"] == 1 and first["steps_remaining"] == 29
+    server_state = resources.env_client(ctx).state(state["env_episode_id"])
+    assert server_state["action_count"] == 1
+    assert len(Memory(ctx.db_path).steps(thread_id)) == 1
+
+
+def test_route_after_step() -> None:
+    assert nodes.route_after_step({"done": False}) == "observe"
+    assert nodes.route_after_step({"done": True}) == "reflect"
+
+
+def test_reflect_records_learns_and_is_idempotent(ctx) -> None:
+    thread_id, state = started(ctx)
+    state["decision"] = {"index": 0, "action": "submit", "mode": "rule_override"}
+    state["rule"] = {"action": "submit", "confidence": 0.9, "reason": "r"}
+    state["llm"] = {"status": "skipped"}
+    state |= call(nodes.step_env, state, ctx, thread_id)
+    assert state["done"]
+    first = call(reflection.reflect, state, ctx, thread_id)["result"]
+    second = call(reflection.reflect, state, ctx, thread_id)["result"]
+    mem = Memory(ctx.db_path)
+    assert first["final_message"].startswith("[LOSS]")  # nothing flagged
+    assert second["won"] == first["won"] and second["reward"] == first["reward"]
+    assert mem.episode(thread_id)["status"] == "finished"
+    assert mem.reflection_count("easy") == 1  # a loss always gets a lesson, once
+    assert mem.reflection_for(thread_id).text.startswith("[stand-in]")
+    assert mem.alpha("easy") == pytest.approx(0.20)  # credit rule: nothing judged, α at its floor
+    n_rows = mem.db.execute("select count(*) from episodes").fetchone()[0]
+    assert n_rows == 1

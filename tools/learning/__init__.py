@@ -1,0 +1,1 @@
+"""Learning from debriefs: refit weights, the tactics estimate, credit and alpha, insights."""

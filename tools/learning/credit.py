@@ -1,0 +1,217 @@
+"""α earned by counterfactual credit: trust the LLM only where it beat the rule.
+
+Why not the seed's formula: it grows α with the task's win rate, which the *rules* earn, so the
+weakest model gets the most calls. Learning-to-defer (Madras 2018; Mozannar & Sontag 2020) credits
+the expert only on the instances where its answer is right. Here the debrief (the ring's ids at
+the end of the episode) judges every step where the LLM's proposal differed from the rule's:
+`action_value` says which of the two actions was better given the truth, and ties (both flag a
+member, both inspect an innocent) earn nothing. Agreement earns nothing either.
+
+Because the debrief labels every proposal, a proposal the agent did not act on (a "shadow" call
+made while α is low) is judged exactly like one it acted on: that is how a model earns trust
+without the agent paying for its mistakes. Those shadow calls are the bounded exploration budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.learning.alpha import ALPHA_CAPS, ALPHA_FLOOR, DEFAULT_CAP
+
+#: Beta prior on P(LLM better | it disagrees with the rule): a skeptical one (mean 1/3) worth
+#: three judged disagreements, so a model must win clearly more often than it loses to be trusted.
+PRIOR_BETTER = 1.0
+PRIOR_WORSE = 2.0
+#: The LLM's answer replaces the rule's only where it wins more than it loses (gain = loss), and
+#: by this margin, which pays for the latency of a call.
+ASK_MARGIN = 0.05
+#: Exploration: the share of steps on which the LLM is asked anyway (its answer is judged, not
+#: acted on). It is worth asking only while the model may still turn out better than the rule, so
+#: the rate is EXPLORE_RATE scaled by P(p_better > 1/2 | credit) relative to the prior's: a
+#: model that keeps losing its disagreements is asked less and less (after 4 losses and no win,
+#: 1/16 of the rate), never below EXPLORE_FLOOR, so a model can still earn trust; one that wins
+#: them keeps the full rate until SETTLED_AFTER judged disagreements, then EXPLORE_RATE_SETTLED.
+EXPLORE_RATE = 0.08
+EXPLORE_FLOOR = 0.005
+EXPLORE_RATE_SETTLED = 0.02
+SETTLED_AFTER = 40
+#: The stake: in one episode the LLM may be trusted to decide (asked, and its answer acted on) at
+#: most STAKE_PER_NET_WIN times per disagreement it has won *net* of those it lost, and only
+#: once its record makes it likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE);
+#: otherwise STAKE_MIN times. The credit is an estimate, and one episode must not bet far more
+#: on it than the evidence behind it. Measured on hard `mixed` campaigns with `--model fake`:
+#: without a stake a lucky 4-of-5 start let one episode overrule the rule 160-200 times and
+#: lose half; a stake per judged disagreement still let a model at 20 won to 15 lost overrule
+#: 70 times an episode (53 % of its late actions). Counting overrules (per net win) still let
+#: near-even campaigns spend 20-22 % of their late actions on calls, because most trusted
+#: answers of such a model agree with the rule and cost a call without moving anything; every
+#: trusted call is the bet, so every trusted call counts. A model that keeps winning gets a
+#: stake that grows with its record, so a good one is slowed, not capped.
+STAKE_PER_NET_WIN = 2
+STAKE_MIN = 4
+STAKE_CONFIDENCE = 0.9
+
+
+@dataclass(frozen=True)
+class Credit:
+    """Judged disagreements of a task's LLM with its rule engine."""
+
+    better: int = 0
+    worse: int = 0
+    ties: int = 0
+
+    @property
+    def judged(self) -> int:
+        return self.better + self.worse
+
+    @property
+    def p_better(self) -> float:
+        """Posterior mean of P(LLM better | it disagrees), Beta prior."""
+        return (self.better + PRIOR_BETTER) / (self.judged + PRIOR_BETTER + PRIOR_WORSE)
+
+    def __add__(self, other: Credit) -> Credit:
+        return Credit(self.better + other.better, self.worse + other.worse, self.ties + other.ties)
+
+
+def action_value(action: str, ring: set[str], flagged: set[str], win_recall: float) -> float:
+    """How good `action` is given the truth (higher is better); only differences matter.
+
+    flag a member +1 / an innocent −1; unflag an innocent +1 / a member −1; inspect (or
+    investigate) a member +0.5 / an innocent −0.5; submit +1 if the flags at that moment reach
+    the task's recall with no innocent flagged, else −1 (premature or wrong).
+    """
+    kind, account = parse_action(action)
+    if kind == "flag":
+        return 1.0 if account in ring else -1.0
+    if kind == "unflag":
+        return -1.0 if account in ring else 1.0
+    if kind in ("inspect", "investigate"):
+        return 0.5 if account in ring else -0.5
+    if kind == "submit":
+        hits = len(flagged & ring)
+        recall = hits / len(ring) if ring else 1.0
+        return 1.0 if recall >= win_recall and hits == len(flagged) else -1.0
+    return 0.0
+
+
+def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float, won: bool) -> Credit:
+    """Credit of one episode from its step rows (action, rule_action, llm_status, llm_action).
+
+    The flagged set is replayed from the applied actions, so a submit is judged against the
+    flags that were in place when it was proposed. A disagreement in which one side is a
+    *winning* submit is judged by the episode's outcome, once per episode: if the episode was
+    won anyway, going on did no harm (a tie); if it was lost, the submit was better. Otherwise a
+    model that says "submit" once the flags suffice would earn a win at every later step of a
+    won episode (measured with `expert:0.3` on hard `mixed`: 101 of 111 "better" in one
+    campaign were such submits, none acted on, and its α rose to 0.69).
+    """
+    flagged: set[str] = set()
+    better = worse = ties = 0
+    submit_judged = False
+    for s in steps:
+        llm_action = s.get("llm_action") if s.get("llm_status") == "ok" else None
+        rule_action = s["rule_action"]
+        if llm_action and llm_action != rule_action:
+            llm_v = action_value(llm_action, ring, flagged, win_recall)
+            rule_v = action_value(rule_action, ring, flagged, win_recall)
+            winning_submit = any(
+                parse_action(a)[0] == "submit" and v > 0
+                for a, v in ((llm_action, llm_v), (rule_action, rule_v))
+            )
+            if winning_submit and (won or submit_judged):
+                ties += 1
+            elif llm_v > rule_v:
+                better += 1
+            elif llm_v < rule_v:
+                worse += 1
+            else:
+                ties += 1
+            submit_judged = submit_judged or winning_submit
+        kind, account = parse_action(s["action"])
+        if kind == "flag" and account:
+            flagged.add(account)
+        elif kind == "unflag" and account:
+            flagged.discard(account)
+    return Credit(better, worse, ties)
+
+
+def credit_alpha(task: str, credit: Credit) -> float:
+    """α from credit: the floor until the LLM wins more than half its disagreements, then rising
+    linearly to the task's cap as P(better) goes from 0.5 to 1."""
+    cap = ALPHA_CAPS.get(task, DEFAULT_CAP)
+    trust = max(0.0, min(1.0, (credit.p_better - 0.5) / 0.5))
+    return round(ALPHA_FLOOR + (cap - ALPHA_FLOOR) * trust, 3)
+
+
+def expected_gain(credit: Credit) -> float:
+    """Expected value of acting on a disagreeing LLM answer (gain 1 if better, loss 1 if worse)."""
+    return credit.p_better - (1.0 - credit.p_better)
+
+
+def chance_better(credit: Credit) -> float:
+    """P(p_better > 1/2) under the Beta posterior: the chance the LLM beats the rule more often
+    than not. Exact for integer Beta parameters: P(Beta(a, b) > x) = P(Binomial(a+b-1, x) < a)."""
+    a, b = credit.better + PRIOR_BETTER, credit.worse + PRIOR_WORSE
+    if not (float(a).is_integer() and float(b).is_integer()):
+        raise ValueError("chance_better needs an integer Beta prior")
+    n = int(a + b) - 1
+    return sum(math.comb(n, k) for k in range(int(a))) / 2**n
+
+
+def explore_rate(credit: Credit) -> float:
+    """The exploration share of steps for the next episode (see EXPLORE_RATE)."""
+    cap = EXPLORE_RATE if credit.judged < SETTLED_AFTER else EXPLORE_RATE_SETTLED
+    promise = chance_better(credit) / chance_better(Credit())
+    return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise)), 4)
+
+
+def stake(credit: Credit) -> int:
+    """How many trusted calls the LLM gets in the next episode (see STAKE_PER_NET_WIN)."""
+    if chance_better(credit) < STAKE_CONFIDENCE:
+        return STAKE_MIN
+    return max(STAKE_MIN, STAKE_PER_NET_WIN * (credit.better - credit.worse))
+
+
+class Ask(NamedTuple):
+    """`should_ask`'s answer: call the LLM?, is the call a shadow (judged, never acted on)?, why."""
+
+    ask: bool
+    shadow: bool
+    why: str
+
+
+def should_ask(
+    rule_confidence: float,
+    alpha: float,
+    gain: float,
+    rate: float,
+    episode_key: str,
+    index: int,
+    stake_left: int | None = None,
+) -> Ask:
+    """Whether to call the LLM at this step, and why (deterministic per thread and step).
+
+    Asked to decide while the rule is unsure (confidence < α), the LLM's expected gain (pinned at
+    the episode's start, like α) is positive and its stake for the episode is not spent (None:
+    no stake, the seed's rule; `stake_left` counts trusted calls, not overrules); otherwise
+    asked only on an exploration share `rate` of the steps, as a shadow: its answer is judged
+    after the debrief, never acted on.
+    """
+    trusted = rule_confidence < alpha and gain > ASK_MARGIN
+    if trusted and (stake_left is None or stake_left > 0):
+        why = f"rule confidence {rule_confidence:.2f} < α {alpha:.2f}, gain {gain:+.2f}"
+        return Ask(True, False, why)
+    digest = hashlib.sha256(f"explore\x00{episode_key}\x00{index}".encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64
+    if u < rate:
+        return Ask(True, True, f"exploration call ({rate:.0%} of steps; judged, not acted on)")
+    if trusted:
+        return Ask(False, False, "the LLM's stake for this episode is spent")
+    if rule_confidence < alpha:
+        return Ask(False, False, f"LLM not worth asking: expected gain {gain:+.2f}")
+    return Ask(False, False, f"rule confidence {rule_confidence:.2f} ≥ α {alpha:.2f}")

@@ -1,0 +1,329 @@
+"""Labelled experience and versioned rule weights, in the agent's memory database (sqlite-utils).
+
+After each episode `reflect` stores the evidence vectors of the accounts the episode saw, labelled
+by the debrief (the terminal observation's `ring_ids`), then refits the rule weights from the
+task's recent experience (tools/learning/refit.py) and stores the result as a new *version*. An episode
+pins the version in force when it starts (`weights_version` in its state), so resume, replay and
+fork score every step with the same weights the original run used.
+
+Bounded: experience keeps the last MAX_EXPERIENCE_EPISODES episodes of a task, weight versions
+the last MAX_VERSIONS_PER_TASK of a task (an episode pinned to a pruned version is refused with a
+clear error, never silently rescored). Every write is keyed by the episode's thread id, so a
+re-run of `reflect` after a kill rewrites the same rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from fakegang.tools.learning import refit
+from fakegang.tools.learning import tactics_model
+from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
+from fakegang.tools.memory.store import Memory, utc_now
+from fakegang.tools.rules.engine import load_weights, logistic
+from fakegang_env.schema import PlainObservation
+
+MAX_EXPERIENCE_EPISODES = 12
+MAX_VERSIONS_PER_TASK = 2000
+#: Frontier rows per episode (visible accounts scored from who points at them), sampled by id.
+FRONTIER_ROWS = 120
+SHIPPED_VERSION = 0
+
+
+class WeightsVersionError(LookupError):
+    """An episode is pinned to a weights version this database no longer (or never) held."""
+
+
+@dataclass(frozen=True)
+class WeightsVersion:
+    version: int
+    task: str
+    profile: dict[str, float]
+    frontier: dict[str, float]
+    thread_id: str | None
+    n_rows: int
+    n_episodes: int
+    #: the operator's tactics the debriefs show ({"strength": ..., "sd": ...} per channel,
+    #: tools/learning/tactics_model.py); None while the shipped weights still explain them (no drift) or
+    #: the task has no tactics model
+    tactics: dict[str, dict[str, float]] | None = None
+
+    def as_rule_weights(self) -> dict[str, Any]:
+        return {"profile": self.profile, "frontier": self.frontier, "flag": load_weights()["flag"]}
+
+
+def shipped_version(task: str) -> WeightsVersion:
+    w = load_weights()
+    return WeightsVersion(SHIPPED_VERSION, task, w["profile"], w["frontier"], None, 0, 0)
+
+
+# ---------------------------------------------------------------------------------- experience
+def labelled_rows(
+    obs: PlainObservation, starting_ids: list[str], ring: set[str], weights: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Evidence vectors of the episode's terminal observation, labelled by the debrief.
+
+    Profile rows: every inspected account as the engine meets it during an episode: before any
+    flag (`profile0`: how the first member is recognised), against the first member it inspected
+    alone (`profile1`: the core right after a first right flag, when most flags are decided; with
+    at least two members inspected), and against the core of all the inspected members the
+    debrief confirms (`profile`: how the last ones are). Without `profile1` the model learned
+    core evidence at full-core strength and scored members under 0.5 next to a core of one: 23
+    of 31 losses on hard `mixed` training playbooks left inspected members unflagged; with it,
+    training campaigns 100-119 went from 0.30 to 0.38 (hard) and 0.26 to 0.305 (medium).
+    Features against the agent's own final flags would teach a lost episode's mistakes (tried with
+    the earlier, undamped fit: no better). Frontier rows: up to FRONTIER_ROWS visible
+    accounts (all members first: the frontier is mostly innocents), scored from who points at
+    them around the confirmed core; sorted by id so the sample is deterministic.
+    """
+    inspected = sorted(p.account_id for p in obs.visible_accounts)
+    confirmed = [a for a in inspected if a in ring]
+    no_core = CaseView.build(obs.model_copy(update={"flagged_ids": []}), starting_ids)
+    core = CaseView.build(obs.model_copy(update={"flagged_ids": confirmed}), starting_ids)
+    rows = [
+        {"kind": "profile0", "account_id": a, "features": profile_features(no_core, a)}
+        for a in inspected
+    ]
+    rows += [
+        {"kind": "profile", "account_id": a, "features": profile_features(core, a)}
+        for a in inspected
+    ]
+    first_member = next((a for a in obs.inspected_ids if a in ring), None)
+    if len(confirmed) >= 2 and first_member is not None:
+        one = CaseView.build(obs.model_copy(update={"flagged_ids": [first_member]}), starting_ids)
+        rows += [
+            {"kind": "profile1", "account_id": a, "features": profile_features(one, a)}
+            for a in inspected
+        ]
+    likelihood = {a: logistic(weights["profile"], profile_features(core, a)) for a in inspected}
+    visible = sorted(obs.visible_account_ids)
+    members = [x for x in visible if x in ring]
+    others = sorted(
+        (x for x in visible if x not in ring),
+        key=lambda x: hashlib.sha256(x.encode()).hexdigest(),
+    )
+    kept = others[: max(0, FRONTIER_ROWS - len(members))]
+    # innocents are subsampled: weight them back up so the base rate stays the true one
+    other_weight = len(others) / len(kept) if kept else 1.0
+    rows += [
+        {
+            "kind": "frontier",
+            "account_id": x,
+            "features": frontier_features(core, x, likelihood),
+            "weight": 1.0 if x in ring else other_weight,
+        }
+        for x in sorted(members + kept)
+    ]
+    for r in rows:
+        r["label"] = int(r["account_id"] in ring)
+        r.setdefault("weight", 1.0)
+    return rows
+
+
+def store_experience(memory: Memory, task: str, thread_id: str, rows: list[dict]) -> int:
+    """Upsert one episode's labelled rows and drop the task's oldest episodes beyond the bound."""
+    if memory.read_only:
+        return 0
+    now = utc_now()
+    records = [
+        {
+            "thread_id": thread_id,
+            "task": task,
+            "kind": r["kind"],
+            "account_id": r["account_id"],
+            "features": json.dumps(r["features"], sort_keys=True),
+            "label": r["label"],
+            "weight": r["weight"],
+            "created_at": now,
+        }
+        for r in rows
+    ]
+    with memory.write_transaction():  # the bound reads what it then deletes
+        memory.db["experience"].upsert_all(records, pk=("thread_id", "kind", "account_id"))
+        keep = experience_threads(memory, task)
+        if len(keep) > MAX_EXPERIENCE_EPISODES:
+            for old in keep[: len(keep) - MAX_EXPERIENCE_EPISODES]:
+                memory.db.execute("delete from experience where thread_id = ?", [old])
+    return len(records)
+
+
+def experience_threads(memory: Memory, task: str) -> list[str]:
+    """Thread ids of a task's stored experience, oldest first (by first insertion)."""
+    return [
+        r["thread_id"]
+        for r in memory.db.query(
+            "select thread_id, min(rowid) first from experience where task = ? "
+            "group by thread_id order by first",
+            [task],
+        )
+    ]
+
+
+def experience_rows(
+    memory: Memory, task: str, kind: str, threads: list[str] | None = None
+) -> list[tuple[dict, int, float]]:
+    """(features, label, recency weight) of a task's stored rows of one kind; `threads` is
+    `experience_threads(memory, task)` when the caller already has it."""
+    threads = experience_threads(memory, task) if threads is None else threads
+    age = {t: len(threads) - 1 - i for i, t in enumerate(threads)}
+    out = []
+    for r in memory.db.query(
+        "select thread_id, features, label, weight from experience where task = ? and kind = ? "
+        "order by rowid",
+        [task, kind],
+    ):
+        out.append(
+            (
+                json.loads(r["features"]),
+                int(r["label"]),
+                float(r["weight"]) * refit.recency_weight(age[r["thread_id"]]),
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------ versions
+_VERSION_CACHE: dict[tuple[str, int], WeightsVersion] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def latest_version(memory: Memory, task: str) -> WeightsVersion:
+    rows = list(
+        memory.db.query(
+            "select version from weight_versions where task = ? order by version desc limit 1",
+            [task],
+        )
+    )
+    if not rows:
+        return shipped_version(task)
+    return get_version(memory, task, rows[0]["version"])
+
+
+def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersion:
+    """The weights of `version` (0 or None: the shipped ones); cached, versions never change."""
+    if not version:
+        return shipped_version(task)
+    key = (str(memory.path), int(version))
+    with _CACHE_LOCK:
+        hit = _VERSION_CACHE.get(key)
+    if hit is not None:
+        return hit
+    with memory._lock:
+        rows = list(memory.db.query("select * from weight_versions where version = ?", [version]))
+    if not rows:
+        raise WeightsVersionError(
+            f"weights version {version} is not in {memory.path} (pruned or from another "
+            "database): this episode's decisions cannot be reproduced"
+        )
+    r = rows[0]
+    wv = WeightsVersion(
+        r["version"],
+        r["task"],
+        json.loads(r["profile"]),
+        json.loads(r["frontier"]),
+        r["thread_id"],
+        r["n_rows"],
+        r["n_episodes"],
+        json.loads(r["tactics"]) if r.get("tactics") else None,
+    )
+    with _CACHE_LOCK:
+        _VERSION_CACHE[key] = wv
+        if len(_VERSION_CACHE) > 256:
+            _VERSION_CACHE.pop(next(iter(_VERSION_CACHE)))
+    return wv
+
+
+def version_of_thread(memory: Memory, thread_id: str) -> WeightsVersion | None:
+    """The version a finished episode produced (a re-run of its reflect finds it here)."""
+    rows = list(
+        memory.db.query(
+            "select version, task from weight_versions where thread_id = ?", [thread_id]
+        )
+    )
+    return get_version(memory, rows[0]["task"], rows[0]["version"]) if rows else None
+
+
+def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
+    """Refit the task's weights from its stored experience; store them as a new version.
+
+    Idempotent per episode: the version produced by `thread_id` is returned if it exists. The
+    check, the fit and the insert are one write transaction, so two trainings finishing the
+    same episode (a resumed run racing a stale one) store one version, not two.
+    """
+    existing = version_of_thread(memory, thread_id)
+    if existing is not None or memory.read_only:
+        return existing or _fit(memory, task, thread_id)
+    with memory.write_transaction():
+        if version_of_thread(memory, thread_id) is None:
+            fitted = _fit(memory, task, thread_id)
+            memory.db["weight_versions"].insert(
+                {
+                    "task": task,
+                    "thread_id": thread_id,
+                    "profile": json.dumps(fitted.profile, sort_keys=True),
+                    "frontier": json.dumps(fitted.frontier, sort_keys=True),
+                    "n_rows": fitted.n_rows,
+                    "n_episodes": fitted.n_episodes,
+                    "tactics": json.dumps(fitted.tactics, sort_keys=True)
+                    if fitted.tactics
+                    else None,
+                    "created_at": utc_now(),
+                },
+            )
+            memory.trim(
+                "weight_versions",
+                key="version",
+                where="task = ?",
+                args=[task],
+                order="version desc",
+                keep=MAX_VERSIONS_PER_TASK,
+            )
+    produced = version_of_thread(memory, thread_id)
+    assert produced is not None
+    return produced
+
+
+def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
+    """The weights the task's stored experience gives now (version -1: not stored)."""
+    shipped = load_weights()
+    threads = experience_threads(memory, task)
+    core_rows = experience_rows(memory, task, "profile", threads)
+    prof_rows = (
+        core_rows
+        + experience_rows(memory, task, "profile0", threads)
+        + experience_rows(memory, task, "profile1", threads)
+    )
+    front_rows = experience_rows(memory, task, "frontier", threads)
+    tactics = None
+    if refit.mean_log_loss(shipped["profile"], core_rows) < refit.SHIFT_LOSS:
+        # drift check: the shipped weights still explain the recent debriefs, keep them (a refit
+        # on a few episodes of an unchanged ring only adds noise: measured on classic campaigns)
+        profile, frontier = dict(shipped["profile"]), dict(shipped["frontier"])
+    else:
+        # the operator changed: start from the evidence model of the tactics the debriefs show
+        prior = shipped["profile"]
+        if tactics_model.has_model(task):
+            prior, found = tactics_model.adapted_prior(task, prof_rows)
+            tactics = found.as_json()
+        profile = refit.fit_map(prior, prof_rows, refit.PRIOR_STRENGTH["profile"])
+        frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
+    n_rows = len(prof_rows) + len(front_rows)
+    return WeightsVersion(-1, task, profile, frontier, thread_id, n_rows, len(threads), tactics)
+
+
+def version_history(memory: Memory, task: str | None = None) -> list[dict]:
+    """Every stored version (oldest first) with its weights and inferred tactics decoded."""
+    where, args = ("where task = ?", [task]) if task else ("", [])
+    return [
+        {
+            **r,
+            "profile": json.loads(r["profile"]),
+            "frontier": json.loads(r["frontier"]),
+            "tactics": json.loads(r["tactics"]) if r.get("tactics") else None,
+        }
+        for r in memory.db.query(f"select * from weight_versions {where} order by version", args)
+    ]

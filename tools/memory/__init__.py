@@ -1,0 +1,1 @@
+"""The agent's memory database: tables, the episode row, and the file check."""

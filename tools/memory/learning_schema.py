@@ -1,0 +1,85 @@
+"""The learning tables (credit, experience, weight versions, insights), created with the rest
+of the memory's tables when a `Memory` opens (tools/memory/schema.py).
+
+Their rows are written by tools/learning/credit_store.py, tools/learning/experience.py and tools/learning/insights.py; the
+definitions live here, beside each other, so that opening a database creates every table in one
+write transaction instead of each module creating its own on first use (a write lock per read).
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+__all__ = ["ensure_learning_tables"]
+
+
+def ensure_learning_tables(db: sqlite_utils.Database) -> None:
+    """Credit per episode, labelled experience, weight versions, insights and their votes."""
+    t = db.table
+    t("credit").create(
+        {
+            "thread_id": str,
+            "task": str,
+            "better": int,
+            "worse": int,
+            "ties": int,
+            "llm_calls": int,
+            "actions": int,
+            "alpha": float,
+            "created_at": str,
+        },
+        pk="thread_id",
+        if_not_exists=True,
+    )
+    t("credit").create_index(["task", "created_at"], if_not_exists=True)
+    t("experience").create(
+        {
+            "thread_id": str,
+            "task": str,
+            "kind": str,  # profile0 | profile1 | profile | frontier
+            "account_id": str,
+            "features": str,
+            "label": int,
+            "weight": float,
+            "created_at": str,
+        },
+        pk=("thread_id", "kind", "account_id"),
+        if_not_exists=True,
+    )
+    t("weight_versions").create(
+        {
+            "version": int,
+            "task": str,
+            "thread_id": str,
+            "profile": str,
+            "frontier": str,
+            "n_rows": int,
+            "n_episodes": int,
+            "tactics": str,  # JSON {"strength", "sd"} per channel inferred, null without drift
+            "created_at": str,
+        },
+        pk="version",
+        if_not_exists=True,
+    )
+    t("experience").create_index(["task", "thread_id"], if_not_exists=True)
+    t("weight_versions").create_index(["task", "version"], if_not_exists=True)
+    t("weight_versions").create_index(["thread_id"], unique=True, if_not_exists=True)
+    t("insights").create(
+        {
+            "id": int,
+            "task": str,
+            "key": str,
+            "text": str,
+            "importance": int,
+            "status": str,
+            "created_at": str,
+            "updated_at": str,
+            "last_thread": str,
+        },
+        pk="id",
+        if_not_exists=True,
+    )
+    t("insights").create_index(["task", "key"], unique=True, if_not_exists=True)
+    t("insight_votes").create(
+        {"thread_id": str, "ops": str, "at": str}, pk="thread_id", if_not_exists=True
+    )

@@ -1,0 +1,219 @@
+"""The deterministic rule engine: the agent's safety net.
+
+It scores every inspected account with a logistic model over evidence features (tools/rules/evidence.py)
+whose weights were fitted offline on generated episodes (bench/fit_rule_weights.py writes
+tools/rules/rule_weights.json), so a FLAG's confidence is a probability that means something. Visible
+but uninspected accounts get a second model's probability of being in the ring, which orders the
+exploration and decides when nothing worth a step is left.
+
+Priority each step: flag the likeliest unflagged member (p ≥ FLAG_AT) → unflag a flag the evidence
+no longer supports → submit when the frontier is exhausted → inspect the likeliest frontier
+account → submit. An account unflagged once in an episode is never flagged again by the rule
+(see `propose`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from fakegang.tools.rules.actions import format_action
+from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
+from fakegang_env.schema import PlainObservation
+
+FLAG_AT = 0.5
+UNFLAG_BELOW = 0.3
+#: Stop exploring when the likeliest frontier account is below this and the expected number of
+#: ring members left on the frontier is below STOP_EXPECTED.
+#: Per task, because hard's win rule (recall ≥ 0.9) makes a missed member costlier than steps.
+STOP_MAX_Q = {"easy": 0.12, "medium": 0.12, "hard": 0.01}
+STOP_EXPECTED = {"easy": 0.6, "medium": 0.6, "hard": 0.05}
+FRONTIER_TOP = 12
+EXPLORATION_CONFIDENCE_FLOOR = 0.3
+#: The LLM's menu leaves out flags and unflags the evidence clearly contradicts.
+MENU_FLAG_MIN = 0.25
+MENU_UNFLAG_MAX = 0.5
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The rule engine's answer for one step."""
+
+    action: str
+    confidence: float
+    reason: str
+    choices: list[str] = field(default_factory=list)  # legal alternatives offered to the LLM
+    likelihood: dict[str, float] = field(default_factory=dict)  # inspected id -> P(gang)
+    frontier: dict[str, float] = field(default_factory=dict)  # uninspected id -> P(gang)
+
+
+@lru_cache(maxsize=1)
+def load_weights() -> dict[str, dict[str, float]]:
+    text = resources.files("fakegang.tools.rules").joinpath("rule_weights.json").read_text()
+    data = json.loads(text)
+    calibration = data.get("flag_calibration", {})
+    return {"profile": data["profile"], "frontier": data["frontier"], "flag": calibration}
+
+
+def flag_confidence(p: float) -> float:
+    """P(really in the ring | the engine flags at evidence score p), fitted on flag decisions.
+
+    Flags are taken on the likeliest account of the moment, so the raw score of a flagged
+    account is not yet the chance it is right; the share of right flags per score bin on
+    training seeds is (histogram binning, bench/fit_rule_weights.py).
+    """
+    cal = load_weights()["flag"]
+    if not cal:
+        return p
+    edges, conf = cal["edges"], cal["confidence"]
+    for i in range(len(conf)):
+        if p < edges[i + 1]:
+            return conf[i]
+    return conf[-1]
+
+
+def logistic(weights: dict[str, float], feats: dict[str, float]) -> float:
+    z = weights.get("bias", 0.0) + sum(weights.get(k, 0.0) * v for k, v in feats.items())
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def score_case(
+    view: CaseView, weights: dict[str, Any] | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """P(gang) for inspected accounts and for the uninspected frontier.
+
+    `weights` (profile/frontier) are the refit ones pinned by the episode (tools/learning/experience.py);
+    None means the shipped weights."""
+    weights = weights or load_weights()
+    likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}
+    frontier = {}
+    known = sum(likelihood.values())
+    baseline: float | None = None  # accounts nobody known points at share one score
+    for x in view.obs.visible_account_ids:
+        if x in view.profiles:
+            continue
+        if x in view.followers or x in view.suspects or x in view.starting:
+            feats = frontier_features(view, x, likelihood, known)
+            frontier[x] = logistic(weights["frontier"], feats)
+        else:
+            if baseline is None:
+                feats = frontier_features(view, x, likelihood, known)
+                baseline = logistic(weights["frontier"], feats)
+            frontier[x] = baseline
+    return likelihood, frontier
+
+
+def score_observation(
+    obs: PlainObservation, starting_ids: list[str], weights: dict[str, Any] | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    return score_case(CaseView.build(obs, starting_ids), weights)
+
+
+def propose(
+    obs: PlainObservation,
+    starting_ids: list[str],
+    scores: tuple[dict[str, float], dict[str, float]] | None = None,
+    *,
+    early_submit: bool = True,
+    llm_verdicts: Mapping[str, str] | None = None,
+    unflagged: Collection[str] = (),
+) -> Proposal:
+    """Decide one action for this observation (pure function of its inputs).
+
+    `scores` lets a caller that already scored the case (the observe node) skip the work.
+    `llm_verdicts` (account -> "flag" | "unflag") are the flag decisions the LLM made while it
+    was trusted to decide; the rule does not reverse them by itself. Without that, a trusted LLM
+    flagging an account the rule scores low (or unflagging one it scores high) and the rule
+    reversing it on the next step looped until the graph's action cap. The LLM's menu still
+    offers the reversal.
+    `unflagged` are the accounts unflagged earlier in this episode (by anyone): the rule does
+    not flag them again. Flags and unflags cost no budget step, so a pair of accounts whose
+    scores depend on each other being flagged (refit weights can make them) looped flag, flag,
+    unflag, unflag until the action cap: 8 of 200 learning episodes of hard `mixed` campaigns
+    (`--model fake`), every one lost with the budget unspent.
+    """
+    verdicts = llm_verdicts or {}
+    likelihood, frontier = scores or score_observation(obs, starting_ids)
+    flagged = set(obs.flagged_ids)
+    ranked_frontier = sorted(frontier.items(), key=lambda kv: (-kv[1], _order(obs, kv[0])))
+    top_frontier = ranked_frontier[:FRONTIER_TOP]
+    can_inspect = obs.steps_remaining >= 2  # an inspect that empties the budget forces a submit
+
+    flag_candidates = sorted(
+        ((p, a) for a, p in likelihood.items() if a not in flagged), reverse=True
+    )
+    once_unflagged = set(unflagged)
+    rule_flag_candidates = [
+        (p, a)
+        for p, a in flag_candidates
+        if verdicts.get(a) != "unflag" and a not in once_unflagged
+    ]
+    flagged_by_score = sorted((p, a) for a, p in likelihood.items() if a in flagged)
+    unflag_candidates = [(p, a) for p, a in flagged_by_score if verdicts.get(a) != "flag"]
+    choices = _choices(flag_candidates, flagged_by_score, top_frontier, can_inspect)
+
+    def done(action: str, confidence: float, reason: str) -> Proposal:
+        if action not in choices:
+            choices.insert(0, action)
+        return Proposal(
+            action, round(confidence, 4), reason, choices, likelihood, dict(top_frontier)
+        )
+
+    if rule_flag_candidates and rule_flag_candidates[0][0] >= FLAG_AT:
+        p, a = rule_flag_candidates[0]
+        return done(
+            format_action("flag", a),
+            flag_confidence(p),
+            f"evidence score {p:.2f} from combined signals",
+        )
+    if unflag_candidates and unflag_candidates[0][0] < UNFLAG_BELOW:
+        p, a = unflag_candidates[0]
+        return done(format_action("unflag", a), 1 - p, f"evidence fell to P(ring)={p:.2f}")
+
+    expected_left = sum(q for _, q in top_frontier)
+    max_q = top_frontier[0][1] if top_frontier else 0.0
+    if not can_inspect or not top_frontier:
+        why = "budget spent" if not can_inspect else "nothing left to inspect"
+        return done("submit", 0.95, why)
+    stop_q, stop_expected = STOP_MAX_Q.get(obs.task, 0.12), STOP_EXPECTED.get(obs.task, 0.6)
+    if early_submit and flagged and max_q < stop_q and expected_left < stop_expected:
+        conf = max(0.5, 1.0 - expected_left)
+        return done(
+            "submit", conf, f"frontier exhausted: best q={max_q:.2f}, expected {expected_left:.2f}"
+        )
+    x, q = top_frontier[0]
+    conf = max(EXPLORATION_CONFIDENCE_FLOOR, min(0.95, q))
+    return done(format_action("inspect", x), conf, f"likeliest unexplored account q={q:.2f}")
+
+
+def _order(obs: PlainObservation, account_id: str) -> int:
+    try:
+        return obs.visible_account_ids.index(account_id)
+    except ValueError:
+        return 1 << 30
+
+
+def _choices(
+    flag_candidates: list[tuple[float, str]],
+    unflag_candidates: list[tuple[float, str]],
+    top_frontier: list[tuple[str, float]],
+    can_inspect: bool,
+) -> list[str]:
+    """A short menu of sensible legal actions for the LLM (never the whole network)."""
+    out: list[str] = []
+    for p, a in flag_candidates[:3]:
+        if p >= MENU_FLAG_MIN:
+            out.append(format_action("flag", a))
+    if can_inspect:
+        for x, _ in top_frontier[:4]:
+            out.append(format_action("inspect", x))
+    for p, a in unflag_candidates[:1]:
+        if p < MENU_UNFLAG_MAX:
+            out.append(format_action("unflag", a))
+    out.append("submit")
+    return out

@@ -1,0 +1,87 @@
+"""Play an episode with the rule engine alone, in-process (no server, no graph, no LLM).
+
+Used to fit the rule weights and to measure the rules-only agent quickly; the real agent plays
+through the graph and the HTTP server with exactly the same `propose` function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.engine import Proposal, propose
+from fakegang_env.engine import Episode
+from fakegang_env.schema import PlainObservation
+from fakegang_env.tactics import Playbook
+from fakegang_env.tasks import get_task
+
+Hook = Callable[[Episode, PlainObservation, list[str], Proposal], None]
+#: Scores a case in place of the engine's own models: (likelihood, frontier), as `propose` takes.
+Scorer = Callable[[Episode, PlainObservation, list[str]], tuple[dict, dict]]
+
+
+def play_rules(
+    task: str,
+    seed: int,
+    on_step: Hook | None = None,
+    *,
+    early_submit: bool = True,
+    tactics: str | Playbook = "classic",
+    scorer: Scorer | None = None,
+) -> dict:
+    """Play one episode; `on_step` sees every decision (used to collect training data).
+    `tactics` is the ring's playbook (a name or a `Playbook`), as `Episode` takes it; `scorer`
+    replaces the engine's scoring (bench/fit_tactics_model.py explores with the truth)."""
+    episode = Episode(task, seed, tactics=tactics)
+    return play_episode(episode, on_step, early_submit=early_submit, scorer=scorer)
+
+
+def play_episode(
+    episode: Episode,
+    on_step: Hook | None = None,
+    *,
+    early_submit: bool = True,
+    scorer: Scorer | None = None,
+) -> dict:
+    """`play_rules` on an episode already built (a campaign round, `Episode.for_round`)."""
+    task, seed = episode.task, episode.seed
+    obs = PlainObservation(**episode.observation())
+    starting = list(obs.visible_account_ids)
+    flags: list[tuple[float, float, bool]] = []  # (confidence, raw evidence score, truly gang)
+    max_actions = get_task(task).max_steps * 3
+    unflagged: set[str] = set()
+    n = 0
+    while not obs.done:
+        scores = scorer(episode, obs, starting) if scorer is not None else None
+        proposal = (
+            propose(obs, starting, scores, early_submit=early_submit, unflagged=unflagged)
+            if n < max_actions
+            else Proposal("submit", 1.0, "cap")
+        )
+        if on_step is not None:
+            on_step(episode, obs, starting, proposal)
+        action_type, account_id = parse_action(proposal.action)
+        if action_type == "flag":
+            flags.append(
+                (
+                    proposal.confidence,
+                    proposal.likelihood[account_id],
+                    account_id in set(episode.network.gang_ids),
+                )
+            )
+        if action_type == "unflag" and account_id:
+            unflagged.add(account_id)
+        obs = PlainObservation(**episode.step(action_type, account_id))
+        n += 1
+    return {
+        "task": task,
+        "seed": seed,
+        "won": obs.message.startswith("[WIN]"),
+        "grader_score": obs.grader_score,
+        "steps_used": obs.step_count,
+        "reward": obs.episode_return,
+        "message": obs.message,
+        "flags": flags,
+        "observation": obs,
+        "starting_ids": starting,
+    }
