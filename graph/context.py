@@ -1,16 +1,38 @@
-"""Run-time settings of the episode graph, read by the nodes through `runtime.context`."""
+"""Run-time settings of the episode graph, read by the nodes through `runtime.context`.
+
+This dataclass is the one definition of every run setting: its default, its help text, its
+environment variable and, where it has one, its command-line flag (`fakegang/cli/settings.py`
+builds the options of `train`, `eval`, `campaign`, `studio` and `llm-check` from these fields).
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
+from typing import Any
 
-from fakegang.tools.models.model_settings import BEDROCK_MODEL_ENV, DEFAULT_BEDROCK_MODEL, ModelSettings
+from fakegang.tools.models.model_settings import (
+    BEDROCK_MODEL_ENV,
+    DEFAULT_BEDROCK_MODEL,
+    DEFAULT_MODEL,
+    DEFAULT_RETRIES,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+    ModelSettings,
+)
 
 #: Every setting's environment variable starts with this (see `env_var`).
 ENV_PREFIX = "FAKEGANG_"
 #: Where checkpoints and the agent's memory live unless `--db` / FAKEGANG_DB_PATH says otherwise.
 DEFAULT_DB_PATH = "checkpoints/fakegang.sqlite"
+#: How α is computed: credit (counterfactual credit) or seed (the win-rate formula of the original
+#: training script, kept for comparison).
+ALPHA_RULES = ("credit", "seed")
+
+
+def setting(default: Any, description: str, flag: str | None = None, **extra: Any) -> Any:
+    """A Context field: its default, help text and (optional) command-line flag in one place."""
+    return field(default=default, metadata={"description": description, "flag": flag, **extra})
 
 
 @dataclass(kw_only=True)
@@ -22,63 +44,58 @@ class Context:
     CLI hand the same settings to the graph.
     """
 
-    env_url: str = field(
-        default="http://127.0.0.1:8000",
-        metadata={"description": "Base URL of the fakegang environment server."},
+    env_url: str = setting(
+        "http://127.0.0.1:8000",
+        "Base URL of the fakegang environment server; $FAKEGANG_ENV_TOKEN is sent as its "
+        "bearer token.",
+        "--env-url",
     )
-    db_path: str = field(
-        default=DEFAULT_DB_PATH,
-        metadata={"description": "SQLite file holding checkpoints and the agent's memory."},
+    db_path: str = setting(
+        DEFAULT_DB_PATH, "SQLite file holding checkpoints and the agent's memory.", "--db"
     )
-    model: str = field(
-        default="fake",
-        metadata={"description": "Chat model: local | fake | bedrock | provider:model."},
+    model: str = setting(
+        DEFAULT_MODEL,
+        "Chat model: local (SmolLM2 on the CPU) | fake | expert:P | bedrock | provider:model.",
+        "--model",
     )
-    temperature: float = field(default=0.4, metadata={"description": "LLM temperature."})
-    model_seed: int = field(default=0, metadata={"description": "Seed for sampling models."})
-    llm_timeout_s: float = field(default=30.0, metadata={"description": "Per-call LLM timeout."})
-    llm_retries: int = field(default=2, metadata={"description": "Retries on throttling/5xx."})
-    k_reflections: int = field(default=4, metadata={"description": "Lessons put in prompts."})
-    learn: bool = field(
-        default=True,
-        metadata={"description": "False for evaluation: memory is read, never written."},
+    temperature: float = setting(DEFAULT_TEMPERATURE, "LLM temperature.", "--temperature")
+    model_seed: int = setting(0, "Sampling seed of the chat model.", "--model-seed")
+    llm_timeout_s: float = setting(
+        DEFAULT_TIMEOUT_S, "Seconds allowed for one LLM call.", "--llm-timeout", positive=True
     )
-    record: bool = field(
-        default=False,
-        metadata={
-            "description": "With learn off, still record the episode (outcome, steps, "
-            "observations): evaluation shards, merged into the main database afterwards."
-        },
+    llm_retries: int = setting(
+        DEFAULT_RETRIES, "Retries of an LLM call on throttling or 5xx.", "--llm-retries"
     )
-    refit: bool = field(
-        default=True,
-        metadata={"description": "Refit the rule weights from debriefs (False: shipped weights)."},
+    k_reflections: int = setting(4, "Lessons put in prompts.")
+    learn: bool = setting(True, "False for evaluation: memory is read, never written.")
+    record: bool = setting(
+        False,
+        "With learn off, still record the episode (outcome, steps, observations): evaluation "
+        "shards, merged into the main database afterwards.",
     )
-    alpha_rule: str = field(
-        default="credit",
-        metadata={
-            "description": "α rule: credit (counterfactual credit) | seed (win-rate formula)."
-        },
+    refit: bool = setting(True, "Refit the rule weights from debriefs (False: shipped weights).")
+    alpha_rule: str = setting(
+        "credit",
+        "How the LLM earns trust: credit (counterfactual credit) | seed (win-rate formula).",
+        "--alpha",
+        choices=ALPHA_RULES,
     )
-    bedrock_model_id: str = field(
-        default=DEFAULT_BEDROCK_MODEL,
-        metadata={"description": "Bedrock model id.", "env": BEDROCK_MODEL_ENV},
+    bedrock_model_id: str = setting(
+        DEFAULT_BEDROCK_MODEL,
+        "Bedrock model id for --model bedrock.",
+        "--bedrock-model",
+        env=BEDROCK_MODEL_ENV,
     )
-    bedrock_region: str | None = field(default=None, metadata={"description": "AWS region."})
+    bedrock_region: str | None = setting(
+        None, "AWS region (else AWS_REGION / AWS_DEFAULT_REGION).", "--bedrock-region"
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
             env_value = os.environ.get(env_var(f.name))
             if env_value is None or getattr(self, f.name) != f.default:
                 continue
-            if f.type in ("float", float):
-                setattr(self, f.name, float(env_value))
-            elif f.type in ("int", int):
-                setattr(self, f.name, int(env_value))
-            elif f.type in ("bool", bool):
-                setattr(self, f.name, env_value.lower() in ("1", "true", "yes"))
-            else:
-                setattr(self, f.name, env_value)
+            setattr(self, f.name, parse_value(f.name, env_value))
 
     def model_settings(self) -> ModelSettings:
         """The chat-model part of these settings (what the model factory and calls read)."""
@@ -91,6 +108,20 @@ class Context:
             bedrock_model_id=self.bedrock_model_id,
             bedrock_region=self.bedrock_region,
         )
+
+
+def field_type(name: str) -> type:
+    """The Python type of Context field `name` (annotations are strings under __future__)."""
+    text = str(Context.__dataclass_fields__[name].type)
+    return {"float": float, "int": int, "bool": bool}.get(text, str)
+
+
+def parse_value(name: str, text: str) -> Any:
+    """Context field `name` read from text (an environment variable or a flag)."""
+    kind = field_type(name)
+    if kind is bool:
+        return text.lower() in ("1", "true", "yes")
+    return kind(text)
 
 
 def env_var(name: str) -> str:

@@ -1,7 +1,8 @@
 """The episode graph's state: small and JSON-like, because every checkpoint stores all of it.
 
 Full observations, step logs, reflections and trajectories live in the memory tables
-(tools/memory/store.py); the state keeps the control fields plus what each node saw and decided in the
+(tools/memory/store.py); the state keeps the control fields plus what each node saw and decided in
+the
 current step, replaced (never appended) at each step.
 """
 
@@ -73,7 +74,9 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     starting_ids: list[str]
     max_steps: int
     max_actions: int
-    weights_version: int  # rule weights pinned at the start (0: shipped; tools/learning/experience.py)
+    weights_version: (
+        int  # rule weights pinned at the start (0: shipped; tools/learning/experience.py)
+    )
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
     llm_stake: int | None  # trusted LLM calls allowed this episode (None: no bound)

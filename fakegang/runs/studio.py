@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -174,9 +175,13 @@ def run_studio(
     env_url: str | None = None,
     config: str | Path | None = None,
     workdir: str | Path | None = None,
+    settings: Mapping[str, object] | None = None,
     out: TextIO = sys.stdout,
 ) -> int:
-    """Start the dev server, register the CLI threads, serve until Ctrl-C / SIGTERM."""
+    """Start the dev server, register the CLI threads, serve until Ctrl-C / SIGTERM.
+
+    `settings` (Context field -> value) become the graph's defaults through their environment
+    variables, so Studio's runs use the model and settings given on the command line."""
 
     db = Path(db).resolve()
     config = Path(config).resolve() if config else project_config()
@@ -197,6 +202,7 @@ def run_studio(
             env = {
                 **os.environ,
                 **OFFLINE_ENV,
+                **{env_var(k): str(v) for k, v in (settings or {}).items() if v is not None},
                 env_var("db_path"): str(db),  # what the graph's Context reads
                 env_var("env_url"): live_env,
             }
