@@ -31,6 +31,7 @@ from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
 from fakegang.runs.checkpoint_tables import copy_branch
+from fakegang.runs.records import RunRecords
 from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
 from fakegang.runs.runs import outcome_of
@@ -176,7 +177,7 @@ def fork_episode(
                 },
                 as_node="arbitrate",
             )
-            memory.copy_steps(thread_id, new_tid, at)
+            RunRecords(memory).copy_steps(thread_id, new_tid, at)
             resources.store_observation(ctx, new_tid, obs)
             memory.upsert_episode(
                 {
@@ -189,7 +190,7 @@ def fork_episode(
                     "started_at": utc_now(),
                 }
             )
-            memory.record_fork(
+            RunRecords(memory).record_fork(
                 {
                     "thread_id": new_tid,
                     "parent_thread_id": thread_id,
@@ -235,7 +236,7 @@ def fork_episode(
 
 def _discard(app, memory, thread_id: str) -> None:
     app.checkpointer.delete_thread(thread_id)
-    memory.forget_thread(thread_id)
+    RunRecords(memory).forget_thread(thread_id)
 
 
 def _play(app, ctx, memory, fork_run: str, thread_id: str, task: str, at: int, out) -> dict:
