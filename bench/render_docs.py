@@ -89,6 +89,27 @@ def render_graph(_: Results) -> str:
     return "```mermaid\n" + graph.get_graph().draw_mermaid().strip() + "\n```"
 
 
+def render_model_defaults(_: Results) -> str:
+    """The chat model each command uses when `--model` is not given, read from the CLI parser."""
+    import argparse
+    import dataclasses
+
+    from fakegang.cli.main import build_parser
+    from fakegang.graph.context import Context
+
+    context_default = {f.name: f.default for f in dataclasses.fields(Context)}["model"]
+    rows = []
+    for action in build_parser()._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for name, sub in action.choices.items():
+            for opt in sub._actions:
+                if opt.dest == "model":
+                    default = opt.default or context_default  # None: the run settings decide
+                    rows.append([f"`fakegang {name}`", f"`{default}`"])
+    return _table(["command", "`--model` when not given"], rows)
+
+
 def render_headline(r: Results) -> str:
     tr, rules, scale, camp = r["training"], r["rules_agent"]["quality"], r["scale"], r["campaigns"]
     calls = sum(v["llm_calls"] for v in tr["tasks"].values())
@@ -329,6 +350,7 @@ def render_calibration(r: Results) -> str:
 RENDERERS: dict[str, Callable[[Results], str]] = {
     "tasks": render_tasks,
     "graph": render_graph,
+    "model-defaults": render_model_defaults,
     "headline": render_headline,
     "bench-table": render_bench_table,
     "quality": render_quality,
