@@ -110,6 +110,24 @@ def render_model_defaults(_: Results) -> str:
     return _table(["command", "`--model` when not given"], rows)
 
 
+def render_settings(_: Results) -> str:
+    """The run settings: one row per `Context` field, with its flag, variable and default."""
+    import dataclasses
+
+    from fakegang.graph.context import Context, env_var
+
+    rows = [
+        [
+            f"`{f.metadata['flag']}`" if f.metadata.get("flag") else "(Studio form, Python)",
+            f"`{env_var(f.name)}`",
+            f"`{f.default}`",
+            f.metadata["description"].replace("|", "\\|"),
+        ]
+        for f in dataclasses.fields(Context)
+    ]
+    return _table(["flag", "environment variable", "default", "what"], rows)
+
+
 def render_headline(r: Results) -> str:
     tr, rules, scale, camp = r["training"], r["rules_agent"]["quality"], r["scale"], r["campaigns"]
     calls = sum(v["llm_calls"] for v in tr["tasks"].values())
@@ -351,6 +369,7 @@ RENDERERS: dict[str, Callable[[Results], str]] = {
     "tasks": render_tasks,
     "graph": render_graph,
     "model-defaults": render_model_defaults,
+    "settings": render_settings,
     "headline": render_headline,
     "bench-table": render_bench_table,
     "quality": render_quality,
