@@ -76,7 +76,7 @@ def page(browser, viewer):
 
 
 def _rows(db: Path, sql: str, args=()) -> list[dict]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
     conn.row_factory = sqlite3.Row
     try:
         return [dict(r) for r in conn.execute(sql, args)]
