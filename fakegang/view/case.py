@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakegang.tools.rules.actions import parse_action
+from fakegang.view.layout import radial_positions
 from fakegang_env.engine import Episode
 
 
@@ -37,31 +38,33 @@ def replay_case(episode: Episode, actions: list[str], messages: list[str | None]
         accounts[aid] = {"id": aid, "seen": -1, "by": None, "inspected": None, "flags": []}
     edges: dict[tuple[str, str], int] = {}
     reveals: list[dict[str, Any]] = []
+    revealer: dict[str, str] = {}
     diverged_at = None
     for n, action in enumerate(actions):
         kind, target = parse_action(action)
+        n_visible = len(accounts)
         obs = episode.step(kind, target)
         recorded = messages[n] if n < len(messages) else None
         if diverged_at is None and recorded is not None and recorded != obs["message"]:
             diverged_at = n
-        for aid in obs["visible_account_ids"]:
-            if aid not in accounts:
-                accounts[aid] = {"id": aid, "seen": n, "by": action, "inspected": None, "flags": []}
-                if target:
-                    reveals.append({"source": target, "target": aid, "at": n})
+        for aid in obs["visible_account_ids"][n_visible:]:  # the engine only appends
+            accounts[aid] = {"id": aid, "seen": n, "by": action, "inspected": None, "flags": []}
+            if target:
+                reveals.append({"source": target, "target": aid, "at": n})
+                revealer[aid] = target
         if obs["last_action_error"]:
             continue
         if kind == "inspect" and target and accounts[target]["inspected"] is None:
             accounts[target]["inspected"] = n
+            for dst in obs["graph_edges"].get(target, []):  # its follows, now known
+                if dst in accounts:
+                    edges.setdefault((target, dst), n)
         if kind == "flag" and target:
             accounts[target]["flags"].append([n, None])
         if kind == "unflag" and target and accounts[target]["flags"]:
             accounts[target]["flags"][-1][1] = n
-        for src, dsts in (obs["graph_edges"] or {}).items():
-            for dst in dsts:
-                if dst in accounts:
-                    edges.setdefault((src, dst), n)
     known = set(edges) | {(b, a) for a, b in edges}
+    radial_positions(list(accounts.values()), revealer)
     final = obs
     ring = final.get("ring_ids") if final.get("done") else None
     debrief = None

@@ -146,15 +146,16 @@
     var elements = [];
     caseData.accounts.forEach(function (a) {
       acc[a.id] = a;
-      elements.push({ group: "nodes", data: { id: a.id, label: a.id.slice(-4) } });
+      elements.push({ group: "nodes", data: { id: a.id, label: a.id.slice(-4) },
+        position: { x: a.x, y: a.y }, classes: a.seen > 0 ? "unseen" : "" });
     });
     caseData.edges.forEach(function (e) {
-      elements.push({ group: "edges", classes: "follow",
-        data: { id: "f:" + e.source + ">" + e.target, source: e.source, target: e.target, at: e.at } });
+      elements.push({ group: "edges", classes: e.at > 0 ? "follow unseen" : "follow",
+        data: { id: "f:" + e.source + ">" + e.target, source: e.source, target: e.target, at: e.at, kind: "follow" } });
     });
     caseData.reveals.forEach(function (e) {
-      elements.push({ group: "edges", classes: "reveal",
-        data: { id: "r:" + e.source + ">" + e.target, source: e.source, target: e.target, at: e.at } });
+      elements.push({ group: "edges", classes: e.at > 0 ? "reveal unseen" : "reveal",
+        data: { id: "r:" + e.source + ">" + e.target, source: e.source, target: e.target, at: e.at, kind: "reveal" } });
     });
     cy = cytoscape({
       container: box,
@@ -163,7 +164,7 @@
       maxZoom: 6,
       style: [
         { selector: "node", style: { "background-color": "#d9dee7", "label": "data(label)",
-          "font-size": 8, "color": "#667085", "width": 14, "height": 14, "text-valign": "bottom",
+          "font-size": 8, "min-zoomed-font-size": 6, "color": "#667085", "width": 14, "height": 14, "text-valign": "bottom",
           "text-margin-y": 2, "border-width": 0 } },
         { selector: "node.start", style: { "border-width": 2, "border-color": "#1d2330" } },
         { selector: "node.inspected", style: { "background-color": "#6c8ebf", "width": 18, "height": 18 } },
@@ -179,11 +180,24 @@
           "target-arrow-shape": "none" } },
         { selector: ".unseen", style: { "display": "none" } },
       ],
-      layout: { name: "cose", animate: false, randomize: true, nodeDimensionsIncludeLabels: false,
-        numIter: 600, idealEdgeLength: function () { return 40; }, nodeRepulsion: function () { return 6000; } },
+      layout: { name: "preset" }, // positions from the server: a radial tree of who revealed whom
     });
+    nodeEls = cy.nodes().toArray();
+    edgeEls = cy.edges().toArray();
     cy.on("tap", "node", function (evt) { describeAccount(evt.target.id()); });
-    document.getElementById("fit").addEventListener("click", function () { cy.fit(cy.elements(":visible"), 20); });
+    document.getElementById("fit").addEventListener("click", fitWhole);
+  }
+
+  /* Fit the whole case (hidden accounts included, which cy.fit would skip) from positions. */
+  function fitWhole() {
+    if (!cy || !caseData.accounts.length) return;
+    var xs = caseData.accounts.map(function (a) { return a.x; });
+    var ys = caseData.accounts.map(function (a) { return a.y; });
+    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
+    var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
+    var pad = 30, w = cy.width(), h = cy.height();
+    var zoom = Math.min((w - 2 * pad) / Math.max(1, x1 - x0), (h - 2 * pad) / Math.max(1, y1 - y0), 2);
+    cy.viewport({ zoom: zoom, pan: { x: w / 2 - zoom * (x0 + x1) / 2, y: h / 2 - zoom * (y0 + y1) / 2 } });
   }
 
   function describeAccount(id) {
@@ -197,6 +211,21 @@
     document.getElementById("account-info").textContent = parts.join(" · ");
   }
 
+  /* The classes of every account and edge at step k: only the elements whose classes change
+   * are touched, so a step costs what it changes, not the size of the case. */
+  var nodeEls = [], edgeEls = [], shown = {};
+  function nodeClasses(a, k, atEnd, target, ring, flaggedEnd) {
+    if (a.seen > k) return "unseen";
+    var c = [];
+    if (a.seen < 0) c.push("start");
+    if (a.inspected !== null && a.inspected <= k) c.push("inspected");
+    if (flaggedAt(a, k)) c.push("flagged");
+    if (!atEnd && a.seen === k) c.push("new");
+    if (a.id === target) c.push("target");
+    if (atEnd && ring[a.id]) c.push(flaggedEnd[a.id] ? "hit" : "miss");
+    else if (atEnd && flaggedEnd[a.id]) c.push("falseflag");
+    return c.join(" ");
+  }
   function drawCase(k, atEnd) {
     if (!cy) return;
     var target = atEnd ? null : targetOf(k);
@@ -208,23 +237,20 @@
     }
     var seen = 0, inspected = 0, flagged = 0;
     cy.batch(function () {
-      cy.nodes().forEach(function (n) {
+      nodeEls.forEach(function (n) {
         var a = acc[n.id()];
-        var isSeen = a.seen <= k;
-        var isInspected = a.inspected !== null && a.inspected <= k;
-        var isFlagged = flaggedAt(a, k);
-        seen += isSeen; inspected += isSeen && isInspected; flagged += isSeen && isFlagged;
-        n.toggleClass("unseen", !isSeen);
-        n.toggleClass("start", a.seen < 0);
-        n.toggleClass("inspected", isInspected);
-        n.toggleClass("flagged", isFlagged);
-        n.toggleClass("new", !atEnd && a.seen === k && k >= 0);
-        n.toggleClass("target", n.id() === target);
-        n.toggleClass("hit", atEnd && !!ring[n.id()] && !!flaggedEnd[n.id()]);
-        n.toggleClass("miss", atEnd && !!ring[n.id()] && !flaggedEnd[n.id()]);
-        n.toggleClass("falseflag", atEnd && !ring[n.id()] && !!flaggedEnd[n.id()]);
+        var cls = nodeClasses(a, k, atEnd, target, ring, flaggedEnd);
+        if (cls !== "unseen") {
+          seen += 1;
+          inspected += a.inspected !== null && a.inspected <= k;
+          flagged += flaggedAt(a, k);
+        }
+        if (shown[a.id] !== cls) { n.classes(cls); shown[a.id] = cls; }
       });
-      cy.edges().forEach(function (e) { e.toggleClass("unseen", e.data("at") > k); });
+      edgeEls.forEach(function (e) {
+        var cls = e.data("kind") + (e.data("at") > k ? " unseen" : "");
+        if (shown[e.id()] !== cls) { e.classes(cls); shown[e.id()] = cls; }
+      });
     });
     document.getElementById("case-counts").textContent =
       seen + " seen · " + inspected + " inspected · " + flagged + " flagged";
@@ -281,7 +307,9 @@
       document.getElementById("step-counter").textContent = "no recorded action";
       document.getElementById("nodes").appendChild(el("p", "empty", "This episode recorded no action yet."));
     }
+    performance.mark("fakegang:parsed");
     buildGraph();
+    performance.mark("fakegang:graph");
     document.getElementById("first").addEventListener("click", function () { go(0); });
     document.getElementById("prev").addEventListener("click", function () { go(pos - 1); });
     document.getElementById("next").addEventListener("click", function () { go(pos + 1); });
@@ -294,9 +322,10 @@
       else if (e.key === "Home") { go(0); e.preventDefault(); }
       else if (e.key === "End") { go(positions - 1); e.preventDefault(); }
     });
-    if (cy) cy.fit(undefined, 20); // the whole case, before hiding: the picture stays still
+    fitWhole(); // the whole case in view: the picture stays still while stepping
     var m = /step=(\d+)/.exec(location.hash);
     go(m ? parseInt(m[1], 10) : 0);
+    performance.mark("fakegang:ready");
     window.fakegangView = { cy: cy, go: go, position: function () { return pos; }, positions: positions };
     document.body.setAttribute("data-ready", "1");
   }
