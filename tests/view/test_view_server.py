@@ -165,3 +165,58 @@ def test_replay_still_works_next_to_the_viewer(view_db, tmp_path):
     shutil.copyfile(view_db.path, db)
     out = run_cli("replay", thread, "--db", str(db))
     assert "end of episode" in out.stdout
+
+
+# ------------------------------------------------------------------------------ history
+def _public_records(db: Path, thread_id: str):
+    """The node records `fakegang replay` reads (LangGraph's get_state_history)."""
+    from fakegang.runs.replay import head_branch, node_records
+    from fakegang.view.checkpoints import _compiled
+    from fakegang.view.db import read_only
+
+    with read_only(db) as conn:
+        chain, _ = head_branch(_compiled(conn), thread_id)
+    return node_records(chain)
+
+
+KEYS = ("view", "rule", "choices", "llm", "decision", "alpha", "last", "done", "result", "tally")
+
+
+def test_node_outputs_from_writes_equal_the_replay_history_forks_and_pruning_included(
+    view_db, tmp_path
+):
+    from fakegang.view.checkpoints import records_from_writes
+    from fakegang.view.db import read_only
+    from fakegang.view.episode import load_episode
+
+    db = tmp_path / "copy.sqlite"
+    shutil.copyfile(view_db.path, db)
+    parent = _threads(db, view_db.train_run)[0]
+    out = run_cli("fork", parent, "--at", "2", "--action", "submit", "--db", str(db))
+    fork = next(w for w in out.stdout.split() if w.count("-") == 4 and w != parent)
+    for thread in [*_threads(db, view_db.train_run), fork]:
+        public = _public_records(db, thread)
+        with read_only(db) as conn:
+            mine, head, length, _ = records_from_writes(conn, thread)
+        assert [r.node for r in mine] == [r.node for r in public]
+        assert [r.checkpoint_id for r in mine] == [r.checkpoint_id for r in public]
+        for a, b in zip(mine, public, strict=True):
+            assert {k: a.values.get(k) for k in KEYS} == {k: b.values.get(k) for k in KEYS}
+    data = load_episode(db, fork)
+    assert data["fork"]["parent_thread_id"] == parent
+    assert "fork" in data["steps"][2]["nodes"]
+    assert data["steps"][2]["nodes"]["fork"]["decision"]["action"] == "submit"
+    # pruned: only the head checkpoint is left, the steps table speaks for the actions
+    run_cli("prune", "--keep-last", "0", "--db", str(db))
+    data = load_episode(db, parent)
+    assert data["checkpoints"] == 1 and data["source"].startswith("steps table")
+    assert len(data["steps"]) == len(_steps(db, parent))
+    assert data["case"]["diverged_at"] is None
+
+
+def _steps(db: Path, thread_id: str) -> list:
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        return conn.execute("select idx from steps where thread_id = ?", [thread_id]).fetchall()
+    finally:
+        conn.close()
