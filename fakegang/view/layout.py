@@ -6,7 +6,8 @@ the account whose inspection or investigation revealed it, inside the angle its 
 fixed for the whole episode (nothing jumps while stepping), and the layout is linear in the
 number of accounts, where a force-directed layout in the page (Cytoscape's `cose`) took seconds
 on the 480 accounts of a long hard episode. Rings widen with their population so neighbours
-keep a minimum spacing.
+keep a minimum spacing; half of the circle is shared equally between the starting accounts so
+that those which revealed little do not pile up beside one that revealed much.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ def radial_positions(accounts: list[dict[str, Any]], reveals_parent: dict[str, s
 
     total = sum(weight[r] for r in roots) or 1
     offset = -math.pi / 2
-    for r in roots:
-        share = 2 * math.pi * weight[r] / total
+    for r in roots:  # half the circle shared equally: starting accounts never pile up
+        share = 2 * math.pi * (0.5 / len(roots) + 0.5 * weight[r] / total)
         place(r, offset, share)
         offset += share
     for a in accounts:
