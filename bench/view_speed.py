@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -76,7 +78,10 @@ def long_episode_db(path: Path, actions: int) -> str:
         train(opts, out=io.StringIO())
     finally:
         nodes.propose = real
-    conn = __import__("sqlite3").connect(str(path))
+        from fakegang.graph import resources
+
+        resources.reset_all()
+    conn = sqlite3.connect(str(path))
     try:
         thread, n = conn.execute(
             "select e.thread_id, count(s.idx) from episodes e join steps s using (thread_id) "
@@ -178,9 +183,25 @@ def table(r: dict) -> str:
     width = max(len(k) for k, _ in rows)
     lines = [f"{'fakegang view: a long hard episode':<{width}}", "-" * (width + 24)]
     lines += [f"{k:<{width}}  {v}" for k, v in rows]
+    if r.get("load") is not None:
+        lines.append(f"load average {r['load']} on {os.cpu_count()} cores while measuring")
     if r.get("note"):
         lines.append(f"note: {r['note']}")
     return "\n".join(lines)
+
+
+def run(repeats: int = 5, actions: int = 240, db: Path | None = None) -> dict:
+    """The measurements with their table (the section `bench/run_all.py` records)."""
+    tmp = Path(tempfile.mkdtemp(prefix="fakegang-view-bench-"))
+    try:
+        path = db or tmp / "long.sqlite"
+        thread = long_episode_db(path, actions)
+        result = measure(path, thread, repeats)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    result["load"] = round(os.getloadavg()[0], 1)
+    result["table"] = table(result)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,14 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", help="keep the long episode's database here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="fakegang-view-bench-"))
-    try:
-        db = Path(args.db) if args.db else tmp / "long.sqlite"
-        thread = long_episode_db(db, args.actions)
-        result = measure(db, thread, args.repeats)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(result) if args.json else table(result))
+    result = run(args.repeats, args.actions, Path(args.db) if args.db else None)
+    print(json.dumps(result) if args.json else result["table"])
     return 0
 
 
