@@ -2,7 +2,7 @@
 
 The pages need a handful of small curves (a campaign's rounds, α and weights over episodes)
 whose points are links; SVG `<a>` elements give that for free, print and zoom cleanly, and need
-no JavaScript. Hand-rolled because it is ~80 lines, where a charting library would add a
+no JavaScript. Hand-rolled because it is ~100 lines, where a charting library would add a
 vendored script of hundreds of kilobytes for the same few lines.
 """
 
