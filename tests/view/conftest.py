@@ -12,31 +12,10 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
 
-import httpx
 import pytest
 from env_fixtures import free_port
-
-FAKEGANG = [sys.executable, "-m", "fakegang.cli.main"]
-
-
-@dataclass(frozen=True)
-class ViewDb:
-    path: Path
-    train_run: str
-    campaign_run: str
-
-
-def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    out = subprocess.run(
-        [*FAKEGANG, *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    return out
+from view_fixtures import FAKEGANG, ViewDb, run_cli, wait_until_up
 
 
 @pytest.fixture(scope="session")
@@ -56,19 +35,6 @@ def view_db(tmp_path_factory) -> ViewDb:
     finally:
         conn.close()
     return ViewDb(db, runs["train"], runs["campaign"])
-
-
-def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"fakegang view exited: {proc.stderr.read()}")
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError(f"fakegang view did not answer at {url}")
 
 
 @pytest.fixture(scope="session")

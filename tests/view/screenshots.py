@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "helpers"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import FAKEGANG, wait_until_up  # noqa: E402
 from env_fixtures import free_port  # noqa: E402
+from view_fixtures import FAKEGANG, wait_until_up  # noqa: E402
 
 
 def newest_training(db: Path) -> tuple[str, str]:

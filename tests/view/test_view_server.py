@@ -15,9 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import FAKEGANG, run_cli, wait_until_up
 from env_fixtures import free_port
 from starlette.testclient import TestClient
+from view_fixtures import FAKEGANG, run_cli, wait_until_up
 
 from fakegang.cli.main import main
 from fakegang.view.app import create_app
