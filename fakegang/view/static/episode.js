@@ -235,7 +235,7 @@
       d.ring.forEach(function (id) { ring[id] = true; });
       d.hits.concat(d.false_flags).forEach(function (id) { flaggedEnd[id] = true; });
     }
-    var seen = 0, inspected = 0, flagged = 0;
+    var seen = 0, inspected = 0, flagged = 0, revealed = 0;
     cy.batch(function () {
       nodeEls.forEach(function (n) {
         var a = acc[n.id()];
@@ -244,6 +244,7 @@
           seen += 1;
           inspected += a.inspected !== null && a.inspected <= k;
           flagged += flaggedAt(a, k);
+          revealed += !atEnd && a.seen === k;
         }
         if (shown[a.id] !== cls) { n.classes(cls); shown[a.id] = cls; }
       });
@@ -253,7 +254,8 @@
       });
     });
     document.getElementById("case-counts").textContent =
-      seen + " seen · " + inspected + " inspected · " + flagged + " flagged";
+      seen + " seen · " + inspected + " inspected · " + flagged + " flagged" +
+      (atEnd ? "" : " · " + revealed + " revealed by this action");
     var box = document.getElementById("case-graph");
     box.setAttribute("data-visible-nodes", String(seen));
   }
