@@ -143,23 +143,22 @@
       box.textContent = data.case_error || "The case could not be rebuilt.";
       return;
     }
-    var elements = [];
     caseData.accounts.forEach(function (a) {
       acc[a.id] = a;
-      elements.push({ group: "nodes", data: { id: a.id, label: a.id.slice(-4) },
-        position: { x: a.x, y: a.y }, classes: a.seen > 0 ? "unseen" : "" });
+      nodeDefs.push({ group: "nodes", data: { id: a.id, label: a.id.slice(-4) },
+        position: { x: a.x, y: a.y }, at: a.seen });
     });
     caseData.edges.forEach(function (e) {
-      elements.push({ group: "edges", classes: e.at > 0 ? "follow unseen" : "follow",
-        data: { id: "f:" + e.source + ">" + e.target, source: e.source, target: e.target, at: e.at, kind: "follow" } });
+      edgeDefs.push({ group: "edges", at: e.at, classes: "follow", data: { id: "f:" + e.source + ">" + e.target,
+        source: e.source, target: e.target, kind: "follow" } });
     });
     caseData.reveals.forEach(function (e) {
-      elements.push({ group: "edges", classes: e.at > 0 ? "reveal unseen" : "reveal",
-        data: { id: "r:" + e.source + ">" + e.target, source: e.source, target: e.target, at: e.at, kind: "reveal" } });
+      edgeDefs.push({ group: "edges", at: e.at, classes: "reveal", data: { id: "r:" + e.source + ">" + e.target,
+        source: e.source, target: e.target, kind: "reveal" } });
     });
     cy = cytoscape({
       container: box,
-      elements: elements,
+      elements: [], // added as the steps reveal them: the page opens with the starting accounts
       minZoom: 0.1,
       maxZoom: 6,
       style: [
@@ -178,12 +177,9 @@
           "target-arrow-shape": "triangle", "target-arrow-color": "#c3cad5", "arrow-scale": 0.6 } },
         { selector: "edge.reveal", style: { "line-style": "dashed", "line-color": "#e3e7ee",
           "target-arrow-shape": "none" } },
-        { selector: ".unseen", style: { "display": "none" } },
       ],
       layout: { name: "preset" }, // positions from the server: a radial tree of who revealed whom
     });
-    nodeEls = cy.nodes().toArray();
-    edgeEls = cy.edges().toArray();
     cy.on("tap", "node", function (evt) { describeAccount(evt.target.id()); });
     document.getElementById("fit").addEventListener("click", fitWhole);
   }
@@ -211,11 +207,11 @@
     document.getElementById("account-info").textContent = parts.join(" · ");
   }
 
-  /* The classes of every account and edge at step k: only the elements whose classes change
-   * are touched, so a step costs what it changes, not the size of the case. */
-  var nodeEls = [], edgeEls = [], shown = {};
+  /* The case at step k. Elements exist in Cytoscape only while they are seen (a long episode's
+   * 480 accounts and 900 edges are not all built to show the first step), and only the elements
+   * whose classes change are touched, so a step costs what it changes, not the size of the case. */
+  var nodeDefs = [], edgeDefs = [], shown = {};
   function nodeClasses(a, k, atEnd, target, ring, flaggedEnd) {
-    if (a.seen > k) return "unseen";
     var c = [];
     if (a.seen < 0) c.push("start");
     if (a.inspected !== null && a.inspected <= k) c.push("inspected");
@@ -236,21 +232,25 @@
       d.hits.concat(d.false_flags).forEach(function (id) { flaggedEnd[id] = true; });
     }
     var seen = 0, inspected = 0, flagged = 0, revealed = 0;
+    var add = [], gone = [];
     cy.batch(function () {
-      nodeEls.forEach(function (n) {
-        var a = acc[n.id()];
-        var cls = nodeClasses(a, k, atEnd, target, ring, flaggedEnd);
-        if (cls !== "unseen") {
-          seen += 1;
-          inspected += a.inspected !== null && a.inspected <= k;
-          flagged += flaggedAt(a, k);
-          revealed += !atEnd && a.seen === k;
-        }
-        if (shown[a.id] !== cls) { n.classes(cls); shown[a.id] = cls; }
+      nodeDefs.concat(edgeDefs).forEach(function (def) {
+        var id = def.data.id, want = def.at <= k, has = shown[id] !== undefined;
+        if (has && !want) { gone.push(id); delete shown[id]; }
+        else if (want && !has) { add.push(def); }
       });
-      edgeEls.forEach(function (e) {
-        var cls = e.data("kind") + (e.data("at") > k ? " unseen" : "");
-        if (shown[e.id()] !== cls) { e.classes(cls); shown[e.id()] = cls; }
+      gone.forEach(function (id) { cy.getElementById(id).remove(); });
+      if (add.length) cy.add(add);
+      add.forEach(function (def) { if (def.group === "edges") shown[def.data.id] = def.classes; });
+      nodeDefs.forEach(function (def) {
+        var a = acc[def.data.id];
+        if (a.seen > k) return;
+        seen += 1;
+        inspected += a.inspected !== null && a.inspected <= k;
+        flagged += flaggedAt(a, k);
+        revealed += !atEnd && a.seen === k;
+        var cls = nodeClasses(a, k, atEnd, target, ring, flaggedEnd);
+        if (shown[a.id] !== cls) { cy.getElementById(a.id).classes(cls); shown[a.id] = cls; }
       });
     });
     document.getElementById("case-counts").textContent =
