@@ -14,9 +14,17 @@ WHEELHOUSE       ?= $(HOME)/.cache/fakegang/wheels/llama-cpp-python-$(LLAMA_VERS
 SCHEMATHESIS_VERSION := 4.32.5
 ST_VENV := $(VENV)/tools/schemathesis
 
-.PHONY: setup run test test-slow test-all bench lint docs llama-wheel
+.PHONY: setup run test test-slow test-all bench lint docs llama-wheel browser
 
-setup: $(STAMP)
+setup: $(STAMP) browser
+
+# The viewer's browser tests (tests/view) drive Debian's headless Chromium with Playwright; no
+# browser is downloaded by Playwright itself. Installing a Debian package needs root: elsewhere
+# the tests skip and say so.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q chromium; \
+	  else echo "note: the browser tests (tests/view) need Debian's chromium; as root: apt-get install -y chromium (they skip without it)"; fi; }
 
 llama-wheel:
 	@ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \

@@ -259,6 +259,13 @@ def main(argv: list[str] | None = None) -> int:
             + "\n".join(lines)
             + f"\n  refit with a full experience table: {camp['refit_s_full_table']:.2f} s"
         )
+    import view_speed  # noqa: E402  (bench/view_speed.py: `fakegang view` on a 240-action episode)
+
+    if args.quick:  # a 240-action episode is played first: about a minute
+        r["view"] = {"skipped": "--quick (run bench/view_speed.py)"}
+    else:
+        section("view", r, lambda: view_speed.run(5))
+        r["table"] += "\n\n" + r["view"].get("table", f"view: {r['view'].get('error')}")
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-quick" if args.quick else ""
