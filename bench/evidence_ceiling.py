@@ -69,7 +69,8 @@ SCORERS = (
     "perfect_pivoting",
 )
 INSPECT_PIVOTED_AT = 0.3  # inspect an account member pivots returned from this likelihood on
-TRACE_KEPT_AT = 0.25  # keep pivoting on a trace while this share of its inspected results are members
+#: keep pivoting on a trace while at least this share of its inspected results are members
+TRACE_KEPT_AT = 0.25
 
 
 def _pivot_precision(obs: PlainObservation, ring: set[str]) -> list[tuple[dict, float]]:
@@ -208,8 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(res))
         return 0
     print(
-        f"{args.task} {args.tactics}, seeds {res['seeds'][0]}-{res['seeds'][1]} "
-        "(episode 80000+s)"
+        f"{args.task} {args.tactics}, seeds {res['seeds'][0]}-{res['seeds'][1]} (episode 80000+s)"
     )
     for name, r in res["scorers"].items():
         print(

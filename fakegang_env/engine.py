@@ -286,7 +286,9 @@ class Episode:
         if not trace:
             return f"Cannot PIVOT: no trace given (valid traces: {', '.join(TRACES)})."
         if trace not in TRACES:
-            return f"Cannot PIVOT: unknown trace '{trace[:40]}' (valid traces: {', '.join(TRACES)})."
+            return (
+                f"Cannot PIVOT: unknown trace '{trace[:40]}' (valid traces: {', '.join(TRACES)})."
+            )
         if account_id not in self._snapshots:
             return (
                 f"Cannot PIVOT: account '{account_id}' has not been inspected (pivot from an id "
