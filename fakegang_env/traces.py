@@ -203,6 +203,7 @@ def build_traces(net: Network, playbook: Playbook, proxy_ips: set[str]) -> Trace
     creation_offset = rng.randrange(CREATION_WINDOW_DAYS)
     values: dict[str, dict[str, str]] = {"photo": {}, "bio": {}, "schedule": {}}
     gang_index = {g: i for i, g in enumerate(net.gang_ids)}
+    role_seen = dict.fromkeys(_ROLE_POOLS, 0)  # look-alike pages share round-robin: >= 4 each
     content = {"photo": "photo_reuse_score", "bio": "bio_template_score"}
     for a in accounts:
         draws = {t: (rng.random(), rng.random()) for t in ("photo", "bio", "schedule")}
@@ -215,7 +216,8 @@ def build_traces(net: Network, playbook: Playbook, proxy_ips: set[str]) -> Trace
                 v = ring[gang_index[a.account_id] % len(ring)] if coherent else crowd
             elif a.role == _ROLE_POOLS[t]:
                 pool = role_pools[t]
-                v = pool[int(pick * len(pool))]
+                v = pool[role_seen[t] % len(pool)]
+                role_seen[t] += 1
             elif getattr(a, content[t]) > _REUSED_LOOK or u < _STOCK_SHARE:
                 v = crowd
             else:
@@ -230,13 +232,15 @@ def build_traces(net: Network, playbook: Playbook, proxy_ips: set[str]) -> Trace
         else:
             v = _unique(salt, "sched", a.account_id)
         values["schedule"][a.account_id] = v
-    # look-alikes on the ring's own values: stolen photos circulating on meme pages, a bio
-    # template sold to small businesses, the same scheduler preset on a few ordinary accounts
+    # look-alikes on the ring's own values: ordinary accounts with a reused-looking photo or
+    # bio that is in fact the ring's (stolen photos, a template sold on), and a few ordinary
+    # accounts on the same scheduler preset; taken from crowds, so no crowd is emptied
+    crowds = {t: set(stock[t]) for t in ("photo", "bio")}
     others = {
-        "photo": [a.account_id for a in accounts if a.role == "meme_page"],
-        "bio": [a.account_id for a in accounts if a.role == "small_business"],
-        "schedule": [a.account_id for a in accounts if a.role == "ordinary"],
+        t: [a.account_id for a in accounts if not a.is_gang and values[t][a.account_id] in crowd]
+        for t, crowd in crowds.items()
     }
+    others["schedule"] = [a.account_id for a in accounts if a.role == "ordinary"]
     for t, ring in (("photo", ring_photos), ("bio", ring_bios), ("schedule", ring_sched)):
         for label in ring:
             pool = others[t]
