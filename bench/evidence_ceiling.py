@@ -14,7 +14,8 @@ Seed s plays episode 80000+s under the first regime's playbook of `mixed` campai
   likeliest frontier accounts until the budget is spent), to test whether the stopping rule is
   the limit;
 - `perfect_pivoting`: the perfect classifier that may pivot from the members it has inspected
-  (`pivot_move`): it tries every trace from the first member, keeps pivoting from later members
+  (`pivot_move`): it inspects the starting leads until it knows a member, tries every trace
+  from the first member, keeps pivoting from later members
   on the traces whose results held members, and inspects the accounts that member pivots
   returned, likeliest first (a pivot's precision so far, from the accounts of it already
   inspected); where it has no pivot move it plays the rule engine's policy as `perfect` does.
@@ -42,7 +43,7 @@ from fakegang_env.engine import Episode
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import MIXED, TACTICS_NAMES, campaign_round
 from fakegang_env.tasks import get_task
-from fakegang_env.traces import TRACES
+from fakegang_env.traces import PAGE_SIZE, TRACES
 
 SEED_BASE, CAMPAIGN_BASE = 80000, 500
 
@@ -74,36 +75,87 @@ TRACE_KEPT_AT = 0.25
 
 
 def _pivot_precision(obs: PlainObservation, ring: set[str]) -> list[tuple[dict, float]]:
-    """Member pivots with their precision so far: (members + 1) / (inspected + 2) of its page."""
+    """Member pivots with their precision so far: a prior of (ring size / total), worth two
+    accounts, updated by the members among the accounts of its page already inspected."""
+    spec = get_task(obs.task)
+    ring_guess = (spec.gang_min + spec.gang_max) / 2  # public: GET /tasks gang_size
     inspected = set(obs.inspected_ids)
     out = []
     for p in obs.pivots:
         if p.account_id not in ring:
             continue
+        prior = min(0.9, ring_guess / max(1, p.total))
         seen = [a for a in p.account_ids if a in inspected]
         hits = sum(a in ring for a in seen)
-        out.append((p.model_dump(), (hits + 1) / (len(seen) + 2)))
+        out.append((p.model_dump(), (hits + 2 * prior) / (len(seen) + 2)))
     return out
 
 
-def pivot_move(obs: PlainObservation, ring: set[str]) -> tuple[str, str, str | None] | None:
-    """The pivoting layer of a perfect classifier (it knows which inspected accounts are
-    members, nothing else): inspect what member pivots returned, likeliest first; else pivot
-    from a member on a trace that has not failed; else None (the policy decides)."""
+def _next_pivot(obs: PlainObservation, ring: set[str], pivots: list) -> tuple | None:
+    """Every trace from the first member; later members only on traces that held members,
+    where they were not already on a page, and at most twice on a trace whose pages overflow."""
     inspected = set(obs.inspected_ids)
+    tried: dict[str, list[int]] = {t: [0, 0, 0, 0] for t in TRACES}  # hits, seen, n, overflow
+    covered: dict[str, set[str]] = {t: set() for t in TRACES}
+    for p, _ in pivots:
+        seen = [a for a in p["account_ids"] if a in inspected]
+        row = tried[p["trace"]]
+        row[0] += sum(a in ring for a in seen)
+        row[1] += len(seen)
+        row[2] += 1
+        row[3] += p["total"] > PAGE_SIZE
+        covered[p["trace"]].update([p["account_id"], *p["account_ids"]])
+    done = {(p.account_id, p.trace) for p in obs.pivots}
+    for m in obs.inspected_ids:
+        if m not in ring:
+            continue
+        for t in TRACES:
+            hits, seen, n, overflow = tried[t]
+            if (m, t) in done or m in covered[t] or (overflow and n >= 2):
+                continue
+            if seen and hits / seen < TRACE_KEPT_AT:
+                continue
+            return ("pivot", m, t)
+    return None
+
+
+def pivot_move(
+    obs: PlainObservation,
+    ring: set[str],
+    starting: list[str],
+    frontier: dict[str, float] | None = None,
+) -> tuple[str, str, str | None] | None:
+    """The pivoting layer of a perfect classifier (it knows which inspected accounts are
+    members, nothing else): until it knows a member, inspect the starting leads (the reported
+    member is one of them); pivot on every trace from the first member; then inspect what
+    member pivots returned, likeliest first (noisy-or of their precisions and of the frontier
+    model's probability); else pivot from a later member; else None (the policy decides)."""
+    inspected = set(obs.inspected_ids)
+    if not ring & inspected and obs.steps_remaining >= 2:
+        lead = next((a for a in starting if a not in inspected), None)
+        if lead is not None:
+            return ("inspect", lead, None)
     pivots = _pivot_precision(obs, ring)
+    can_pivot = obs.steps_remaining >= 3  # a pivot that empties the budget forces a submit
+    first = next((a for a in obs.inspected_ids if a in ring), None)
+    done = {(p.account_id, p.trace) for p in obs.pivots}
+    if can_pivot and first is not None:
+        for t in TRACES:
+            if (first, t) not in done:
+                return ("pivot", first, t)
     if obs.steps_remaining >= 2:
         miss: dict[str, float] = {}
         for p, prec in pivots:
             for a in p["account_ids"]:
                 if a not in inspected:
                     miss[a] = miss.get(a, 1.0) * (1.0 - prec)
+        for a in list(miss):
+            miss[a] *= 1.0 - (frontier or {}).get(a, 0.0)
         if miss:
             best = min(miss, key=lambda a: (miss[a], obs.visible_account_ids.index(a)))
             if 1.0 - miss[best] >= INSPECT_PIVOTED_AT:
                 return ("inspect", best, None)
-    if obs.steps_remaining < 3:  # a pivot that empties the budget forces a submit
-        return None
+    return _next_pivot(obs, ring, pivots) if can_pivot else None
     tried: dict[str, list[int]] = {t: [0, 0] for t in TRACES}  # trace -> [members, inspected]
     covered: dict[str, set[str]] = {t: set() for t in TRACES}
     for p, _ in pivots:
@@ -146,7 +198,7 @@ def play(task: str, seed: int, scorer: str, tactics: str = MIXED) -> dict:
         kind, account = parse_action(proposal.action)
         trace = None
         if scorer == "perfect_pivoting" and kind not in ("flag", "unflag"):
-            move = pivot_move(obs, ring)
+            move = pivot_move(obs, ring, starting, scores[1] if scores else None)
             if move is not None:
                 kind, account, trace = move
         if kind == "unflag" and account:
