@@ -319,3 +319,16 @@ def test_a_pivot_over_ws_and_through_the_typed_client(base_url: str) -> None:
         env.step(FakeGangAction(action_type="inspect", account_id=member))
         result = env.step({"action_type": "pivot", "account_id": member, "trace": "bio"})
         assert [p.model_dump() for p in result.observation.pivots] == want["pivots"]
+
+
+def test_the_agents_http_client_sends_a_pivot(base_url: str) -> None:
+    from fakegang.tools.env_client import EnvClient
+
+    ep = Episode("easy", 3)
+    member = _inspected_member(ep)
+    want = ep.step("pivot", member, "schedule")
+    with EnvClient(base_url) as client:
+        obs = client.reset("easy", seed=3)
+        client.step(obs.episode_id, "inspect", member, 0)
+        got = client.step(obs.episode_id, "pivot", member, 1, trace="schedule")
+        assert [p.model_dump() for p in got.pivots] == want["pivots"]
