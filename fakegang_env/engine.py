@@ -258,7 +258,7 @@ class Episode:
         if self._done:
             return "Episode is already over: reset to start a new one."
         if trace is not None and kind is not ActionType.PIVOT:
-            return f"Cannot {name}: only pivot takes a trace (got trace '{trace}')."
+            return f"Cannot {name}: only pivot takes a trace (got trace '{trace[:40]}')."
         if kind is ActionType.SUBMIT:
             return None
         if not account_id:
