@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fakegang.graph.context import DEFAULT_DB_PATH
+from fakegang.cli.settings import add_setting_arguments
 from fakegang_env.arguments import port_number
 
 DEFAULT_PORT = 8321
@@ -34,7 +34,7 @@ def cmd_view(args: argparse.Namespace) -> int:
             f"machines with no token. Set one with --token or ${VIEW_TOKEN_ENV}, bind "
             "127.0.0.1, or pass --insecure if the network is trusted"
         )
-    db = Path(args.db)
+    db = Path(args.db_path)
     try:
         check_database(db)
     except ViewError as exc:
@@ -57,7 +57,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def add_view_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("view", help="browse runs and step through episodes in the browser")
-    p.add_argument("--db", default=DEFAULT_DB_PATH, help="run database (opened read-only)")
+    add_setting_arguments(p, ("db_path",))  # opened read-only
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     p.add_argument(
         "--port", type=port_number, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})"
