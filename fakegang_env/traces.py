@@ -191,10 +191,11 @@ def build_traces(net: Network, playbook: Playbook, proxy_ips: set[str]) -> Trace
     ring_photos = _labels(salt, "ph", "ring", rng.randint(2, 3))
     ring_bios = _labels(salt, "bio", "ring", rng.randint(1, 2))
     ring_sched = _labels(salt, "sched", "ring", 1)
+    # many crowd values, so members pushed onto them rarely meet there by chance
     stock = {
-        "photo": _labels(salt, "ph", "stock", max(3, n // 120)),
-        "bio": _labels(salt, "bio", "generic", max(3, n // 120)),
-        "schedule": _labels(salt, "sched", "default", max(2, n // 200)),
+        "photo": _labels(salt, "ph", "stock", max(8, n // 40)),
+        "bio": _labels(salt, "bio", "generic", max(8, n // 40)),
+        "schedule": _labels(salt, "sched", "default", max(6, n // 60)),
     }
     role_pools = {
         t: _labels(salt, t[:3], role, max(1, sum(a.role == role for a in accounts) // 4))
