@@ -26,7 +26,7 @@ from fakegang.tools.learning.credit import should_ask
 from fakegang.tools.memory.store import utc_now
 from fakegang.tools.models import llm as llm_calls
 from fakegang.tools.models import prompting
-from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.actions import parse_action, parse_step
 from fakegang.tools.rules.engine import propose, score_observation
 from fakegang_env.tasks import get_task
 
@@ -253,17 +253,21 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
     ctx = runtime.context
     thread_id = thread_id_of(config)
     decision = state["decision"]
-    action_type, account_id = parse_action(decision["action"])
+    action_type, account_id, trace = parse_step(decision["action"])
     client = resources.env_client(ctx)
     try:
-        obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])
+        obs = client.step(
+            state["env_episode_id"], action_type, account_id, decision["index"], trace
+        )
     except EnvError as exc:
         # 404: the server lost the episode (restart, or the embedded server died with a killed
         # run); 409: it holds a half-rebuilt copy. Rebuild from the steps table, then step.
         if exc.status not in (404, 409):
             raise
         rebuild_for_state(ctx, state, thread_id)
-        obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])
+        obs = client.step(
+            state["env_episode_id"], action_type, account_id, decision["index"], trace
+        )
     resources.store_observation(ctx, thread_id, obs)
     rule, llm = state["rule"], state.get("llm", {})
     resources.memory(ctx).upsert_step(
