@@ -28,6 +28,7 @@ from fakegang.tools.models import llm as llm_calls
 from fakegang.tools.models import prompting
 from fakegang.tools.rules.actions import parse_action, parse_step
 from fakegang.tools.rules.engine import propose, score_observation
+from fakegang.tools.rules.pivots import shipped_yields
 from fakegang_env.tasks import get_task
 
 #: Free actions (flag/unflag) cost no budget, so cap the actions of an episode to stop a
@@ -48,9 +49,15 @@ def _scores(state: EpisodeState, ctx: Context, thread_id: str):
         return hit
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
     weights = learning.episode_weights(ctx, state["task"], state.get("weights_version"))
-    scores = score_observation(obs, state["starting_ids"], weights)
+    scores = score_observation(obs, state["starting_ids"], weights, _yields(state))
     resources.STEP_CACHE.put(thread_id, state["action_count"], "scores", scores)
     return scores
+
+
+def _yields(state: EpisodeState) -> dict[str, float]:
+    """The trace yields the episode pinned (an episode checkpointed before pivots existed: the
+    shipped ones)."""
+    return state.get("trace_yields") or shipped_yields(state["task"])
 
 
 # ---------------------------------------------------------------------------------------- observe
@@ -111,7 +118,7 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
         "starting_ids": list(obs.visible_account_ids),
         "max_steps": task.max_steps,
         "max_actions": task.max_steps * ACTIONS_PER_STEP_BUDGET,
-        **pinned,  # weights_version, alpha, llm_gain, explore_rate, llm_stake: fixed
+        **pinned,  # weights_version, trace_yields, alpha, llm_gain, explore_rate, llm_stake
         "insights": learned,
         "lesson_ids": [r.id for r in lessons],
         "few_shot_thread": best.thread_id if best else None,
@@ -135,6 +142,7 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         _scores(state, ctx, thread_id),
         llm_verdicts=state.get("llm_verdicts") or {},
         unflagged=state.get("unflagged_ids") or (),
+        pivot_yields=_yields(state),
     )
     return {
         "rule": {

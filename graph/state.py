@@ -76,6 +76,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     weights_version: (
         int  # rule weights pinned at the start (0: shipped; tools/learning/experience.py)
     )
+    trace_yields: dict[str, float]  # members a member's pivot reveals, per trace, pinned
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
     llm_stake: int | None  # trusted LLM calls allowed this episode (None: no bound)
