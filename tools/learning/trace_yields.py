@@ -33,7 +33,7 @@ MAX_EPISODES = 64
 #: The prior yield is worth this many pivots.
 PRIOR_PIVOTS = 1.0
 #: A yield below this share of the shipped one is a trace that now returns crowds.
-CROWD_SHARE = 0.3
+CROWD_SHARE = 0.4
 
 
 @dataclass(frozen=True)
