@@ -12,6 +12,7 @@ from fakegang.report.learning import learning_section
 from fakegang.tools.learning import experience
 from fakegang.tools.memory.store import Memory
 from fakegang_env.tactics import CHANNELS
+from fakegang_env.traces import TRACES
 
 KEYS = {
     "task",
@@ -24,6 +25,8 @@ KEYS = {
     "auc",
     "since_switch",
     "llm_call_share",
+    "pivot_share",
+    "pivot_trace_since_switch",
 }
 
 
@@ -61,6 +64,16 @@ def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
         assert set(summary[key]) == {"static", "learning", "oracle"}
         assert all(len(v) == 3 for v in summary[key].values())
     assert summary["since_switch"]["learning"] and summary["llm_call_share"]["oracle"] == 0.0
+    # pivots: a share of the actions per mode (the oracle policy never pivots), and per trace
+    # the share of the pivots by rounds since a switch (null where a bucket had none)
+    assert set(summary["pivot_share"]) == {"static", "learning", "oracle"}
+    assert summary["pivot_share"]["oracle"] == 0.0 and 0 < summary["pivot_share"]["learning"] < 1
+    by_trace = summary["pivot_trace_since_switch"]["learning"]
+    assert set(by_trace) == set(TRACES)
+    assert all(len(v) == len(summary["since_switch"]["learning"]) for v in by_trace.values())
+    first = [v[0] for v in by_trace.values()]
+    assert sum(first) == pytest.approx(1.0, abs=1e-3)
+    assert set(summary["pivot_trace_since_switch"]["oracle"]["ip"]) == {None}
     assert summary["curves"]["oracle"] == [1.0, 1.0, 1.0]
     assert summary["curves"]["static"] == [0.0, 0.0, 0.0]
     assert summary["auc"]["learning"] > summary["auc"]["static"]
