@@ -125,7 +125,5 @@ def test_the_graph_plays_a_campaign_round_and_records_its_derived_seed(env_url, 
     spec = campaign_round("easy", 6, 3, "mixed")
     assert state["done"] is True and state["seed"] == spec.seed
     assert Memory(db).episode(thread_id)["seed"] == spec.seed
-    local = play_rules(
-        "easy", spec.seed, tactics=spec.playbook, pivot_yields=state["trace_yields"]
-    )
+    local = play_rules("easy", spec.seed, tactics=spec.playbook, pivot_yields=state["trace_yields"])
     assert state["result"]["final_message"] == local["message"]
