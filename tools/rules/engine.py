@@ -116,11 +116,9 @@ def score_case(
     if view.obs.pivots:
         pinned = pivoting.shipped_yields(view.obs.task) if yields is None else yields
         found = pivoting.episode_yields(view.obs, likelihood, pinned)
-        sources = pivoting.source_beliefs(view.obs, likelihood, view.starting, frontier)
-        shared = pivoting.shared_evidence(view.obs, likelihood, found, sources)
+        shared = pivoting.shared_evidence(view.obs, likelihood, found)
         likelihood = {**likelihood, **shared}
-        sources = pivoting.source_beliefs(view.obs, likelihood, view.starting, frontier)
-        evidence = pivoting.pivot_evidence(view.obs, sources, found)
+        evidence = pivoting.pivot_evidence(view.obs, likelihood, found)
         frontier = pivoting.combine(frontier, evidence)
     return likelihood, frontier
 
@@ -181,11 +179,7 @@ def propose(
     flagged_by_score = sorted((p, a) for a, p in likelihood.items() if a in flagged)
     unflag_candidates = [(p, a) for p, a in flagged_by_score if verdicts.get(a) != "flag"]
     pivot_moves = (
-        pivoting.candidates(
-            obs, pivoting.source_beliefs(obs, likelihood, starting_ids, frontier), pivot_yields
-        )
-        if pivot_yields is not None
-        else []
+        pivoting.candidates(obs, likelihood, pivot_yields) if pivot_yields is not None else []
     )
     choices = _choices(flag_candidates, flagged_by_score, top_frontier, can_inspect, pivot_moves)
 

@@ -23,7 +23,7 @@ pivots when that beats PIVOT_MIN_NEW and, per budget step, the best inspection.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fakegang_env.schema import PlainObservation
@@ -70,34 +70,6 @@ class PivotMove:
     trace: str
     expected_new: float
     reason: str
-
-
-def source_beliefs(
-    obs: PlainObservation,
-    likelihood: Mapping[str, float],
-    starting: Collection[str],
-    frontier: Mapping[str, float] | None = None,
-) -> dict[str, float]:
-    """P(member) of each inspected account as a pivot source: its score, or for a starting
-    account while no account is likely yet, the chance that it is the reported member (the task
-    says at least one starting account is one): its odds over the summed odds of the starting
-    accounts (uninspected ones at their frontier score). A strong suspicion is worth a pivot even
-    when the profile model, under a shifted ring, scores every lead low."""
-    out = dict(likelihood)
-    if any(p >= PIVOT_FROM for p in likelihood.values()):
-        return out
-    odds = {}
-    for a in starting:
-        q = likelihood.get(a, (frontier or {}).get(a, 0.0))
-        q = min(0.99, max(1e-4, q))
-        odds[a] = q / (1.0 - q)
-    total = sum(odds.values())
-    if total <= 0:
-        return out
-    for a in starting:
-        if a in out:
-            out[a] = max(out[a], odds[a] / total)
-    return out
 
 
 def episode_yields(
@@ -154,10 +126,7 @@ def pivot_evidence(
 
 
 def shared_evidence(
-    obs: PlainObservation,
-    likelihood: Mapping[str, float],
-    yields: Mapping[str, float],
-    sources: Mapping[str, float] | None = None,
+    obs: PlainObservation, likelihood: Mapping[str, float], yields: Mapping[str, float]
 ) -> dict[str, float]:
     """Inspected account -> its P(member) updated by the trace values it shares with other
     inspected accounts (the two ends of a pivot: the source and each inspected account of its
@@ -166,14 +135,9 @@ def shared_evidence(
     mixed by the partner's own P(member), the strongest partner per trace; discounted by
     SHARED_DISCOUNT because the profile model already reads part of each trace (shared IPs,
     ages, posting hours, content scores). One pass over the profile scores: no account lifts
-    itself through a loop. `sources` (`source_beliefs`) may raise a partner's P(member): a
-    starting account likely the reported member."""
+    itself through a loop."""
     spec = get_task(obs.task)
     ring = ring_guess(obs.task)
-
-    def belief_of(a: str) -> float:  # a partner's P(member): its score or its source belief
-        return (sources or {}).get(a, likelihood[a])
-
     best: dict[tuple[str, str], tuple[float, float]] = {}  # (account, trace) -> (P(partner), LR)
     for p in obs.pivots:
         src = p.account_id
@@ -188,9 +152,8 @@ def shared_evidence(
                 continue
             for x, partner in ((a, src), (src, a)):
                 key = (x, p.trace)
-                belief = belief_of(partner)
-                if belief > best.get(key, (-1.0, 1.0))[0]:
-                    best[key] = (belief, ratio)
+                if likelihood[partner] > best.get(key, (-1.0, 1.0))[0]:
+                    best[key] = (likelihood[partner], ratio)
     log_odds: dict[str, float] = {}
     for (x, _), (pp, ratio) in best.items():
         lr = pp * ratio + (1.0 - pp)
