@@ -152,3 +152,32 @@ def test_the_tactics_estimate_scales_the_prior():
     shipped = pivots.shipped_yields("medium")
     assert prior["ip"] == pytest.approx(0.1 * shipped["ip"], abs=1e-3)
     assert prior["photo"] == shipped["photo"] and prior["creation"] == shipped["creation"]
+
+
+# ------------------------------------------------------------------------------ the LLM's side
+def test_the_case_shows_pivots_and_the_expert_values_a_paying_pivot():
+    from fakegang.tools.learning.credit import action_value
+    from fakegang.tools.models.expert_llm import oracle_choice
+    from fakegang.tools.models.prompting import load_prompt, render_case
+
+    ep = Episode("hard", 3)
+    ring = set(ep.network.gang_ids)
+    obs = PlainObservation(**ep.observation())
+    member = next(a for a in obs.visible_account_ids if a in ring)
+    innocent = next(a for a in obs.visible_account_ids if a not in ring)
+    ep.step("inspect", member)
+    obs = PlainObservation(**ep.step("pivot", member, "schedule"))
+    likelihood, frontier = score_observation(obs, obs.visible_account_ids[:12])
+    case = render_case(obs, likelihood, frontier)
+    assert f"Pivots: schedule@{member}={obs.pivots[0].total}" in case
+    assert "pivot <id> <trace>" in load_prompt("decide_system")
+    # judged by the debrief like inspecting its source; the expert counts the new members
+    assert action_value(f"pivot {member} ip", ring, set(), 0.9) == 0.5
+    assert action_value(f"pivot {innocent} ip", ring, set(), 0.9) == -0.5
+    assert action_value(f"pivot {member} ip", ring, set(), 0.9, pivot_new_members=0) == -0.5
+    assert action_value(f"pivot {member} ip", ring, set(), 0.9, pivot_new_members=5) == 0.9
+    # a member's pivot on a trace whose page holds unseen members beats inspecting an innocent
+    fresh = Episode("hard", 3)
+    fresh.step("inspect", member)
+    choice = oracle_choice(fresh, [f"inspect {innocent}", f"pivot {member} schedule"])
+    assert choice == f"pivot {member} schedule"
