@@ -228,12 +228,16 @@ def arbitrate(state: EpisodeState) -> dict:
     if mode == "llm" and llm.get("shadow"):
         mode = "rule_override"  # an exploration call is judged after the debrief, never acted on
     action = llm_action if mode == "llm" else rule["action"]
+    flips = state.get("llm_flips") or {}
+    if mode == "llm" and _cycling(action, flips):
+        action, mode = rule["action"], "rule_override"
     if state["action_count"] >= state["max_actions"]:
         action, mode = "submit", "rule_override"
     update: dict[str, Any] = {}
     kind, account = parse_action(action)
     if mode == "llm" and kind in ("flag", "unflag") and account:
         update["llm_verdicts"] = {**(state.get("llm_verdicts") or {}), account: kind}
+        update["llm_flips"] = {**flips, account: flips.get(account, 0) + 1}
     unflagged = state.get("unflagged_ids") or []
     if kind == "unflag" and account and account not in unflagged:
         update["unflagged_ids"] = [*unflagged, account]
@@ -250,6 +254,19 @@ def arbitrate(state: EpisodeState) -> dict:
         "decision": {"index": state["action_count"], "action": action, "mode": mode},
         "tally": tally,
     }
+
+
+#: The LLM may flag or unflag one account this many times per episode (a mistake and its fix).
+LLM_FLIPS_PER_ACCOUNT = 2
+
+
+def _cycling(action: str, flips: dict[str, int]) -> bool:
+    """An LLM flag or unflag of an account it already flipped LLM_FLIPS_PER_ACCOUNT times this
+    episode: a free flag/unflag cycle, so the rule plays instead. A trusted model deciding every
+    step looped (measured with `expert:0.9` on hard `mixed` once its credit made it trusted: the
+    same case text drew the same random unflag after each oracle re-flag, until the action cap)."""
+    kind, account = parse_action(action)
+    return kind in ("flag", "unflag") and flips.get(account or "", 0) >= LLM_FLIPS_PER_ACCOUNT
 
 
 # --------------------------------------------------------------------------------------- step_env

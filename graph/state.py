@@ -93,5 +93,6 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
     decision: dict[str, Any]  # arbitrate: index, action, mode
     llm_verdicts: dict[str, str]  # arbitrate: account -> flag|unflag the LLM decided (kept)
+    llm_flips: dict[str, int]  # arbitrate: account -> flags and unflags the LLM decided on it
     unflagged_ids: list[str]  # arbitrate: unflagged this episode (the rule never re-flags them)
     last: dict[str, Any]  # step_env: message, reward, error of the applied action
