@@ -22,7 +22,7 @@ from fakegang.graph.state import TALLY_KEYS, TRUSTED_CALLS, EpisodeState
 from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.learning import insights
 from fakegang.tools.learning.alpha import arbitrate_mode
-from fakegang.tools.learning.credit import should_ask
+from fakegang.tools.learning.credit import ALPHA_TRUSTED, should_ask
 from fakegang.tools.memory.store import utc_now
 from fakegang.tools.models import llm as llm_calls
 from fakegang.tools.models import prompting
@@ -143,6 +143,7 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         llm_verdicts=state.get("llm_verdicts") or {},
         unflagged=state.get("unflagged_ids") or (),
         pivot_yields=_yields(state),
+        wide_menu=state["alpha"] >= ALPHA_TRUSTED,
     )
     return {
         "rule": {

@@ -181,3 +181,20 @@ def test_the_case_shows_pivots_and_the_expert_values_a_paying_pivot():
     fresh.step("inspect", member)
     choice = oracle_choice(fresh, [f"inspect {innocent}", f"pivot {member} schedule"])
     assert choice == f"pivot {member} schedule"
+
+
+def test_a_trusted_llm_gets_a_wide_menu():
+    ep = Episode("hard", 3)
+    obs = PlainObservation(**ep.observation())
+    starting = list(obs.visible_account_ids)
+    for a in starting[:6]:
+        obs = PlainObservation(**ep.step("inspect", a))
+    scores = score_observation(obs, starting)
+    narrow = propose(obs, starting, scores, pivot_yields=pivots.shipped_yields("hard"))
+    wide = propose(
+        obs, starting, scores, pivot_yields=pivots.shipped_yields("hard"), wide_menu=True
+    )
+    assert wide.action == narrow.action and wide.confidence == narrow.confidence
+    flags = {c.split()[1] for c in wide.choices if c.startswith("flag ")}
+    assert flags == set(starting[:6]) - set(obs.flagged_ids)  # every inspected account
+    assert len(wide.choices) > len(narrow.choices) and set(narrow.choices) <= set(wide.choices)

@@ -42,6 +42,8 @@ MENU_UNFLAG_MAX = 0.5
 #: ... and offers the best pivots expected to reveal at least MENU_PIVOT_MIN new members.
 MENU_PIVOTS = 2
 MENU_PIVOT_MIN = 0.5
+#: How many of each a trusted LLM's (wide) menu offers.
+WIDE_MENU = {"flag": 10, "inspect": 8, "pivot": 4, "unflag": 3}
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ def propose(
     llm_verdicts: Mapping[str, str] | None = None,
     unflagged: Collection[str] = (),
     pivot_yields: Mapping[str, float] | None = None,
+    wide_menu: bool = False,
 ) -> Proposal:
     """Decide one action for this observation (pure function of its inputs).
 
@@ -159,6 +162,9 @@ def propose(
     pivots (tools/rules/pivots.py): after the flags, a pivot expected to reveal more new members
     per budget step than the best inspection finds is run before inspecting or submitting, and
     the menu offers the best two. None: the engine never pivots (the classic policy).
+    `wide_menu` (an LLM trusted to decide wherever the rule is not near-certain) offers every
+    inspected account to flag, more inspections, pivots and unflags: a trusted model is not held
+    to what the rule already sees (its choices change nothing else in the proposal).
     """
     verdicts = llm_verdicts or {}
     likelihood, frontier = scores or score_observation(obs, starting_ids)
@@ -181,7 +187,9 @@ def propose(
     pivot_moves = (
         pivoting.candidates(obs, likelihood, pivot_yields) if pivot_yields is not None else []
     )
-    choices = _choices(flag_candidates, flagged_by_score, top_frontier, can_inspect, pivot_moves)
+    choices = _choices(
+        flag_candidates, flagged_by_score, top_frontier, can_inspect, pivot_moves, wide_menu
+    )
 
     def done(action: str, confidence: float, reason: str) -> Proposal:
         if action not in choices:
@@ -238,21 +246,27 @@ def _choices(
     top_frontier: list[tuple[str, float]],
     can_inspect: bool,
     pivot_moves: list[pivoting.PivotMove] = (),  # type: ignore[assignment]
+    wide: bool = False,
 ) -> list[str]:
     """A short menu of sensible legal actions for the LLM (never the whole network): the best
-    flags, inspections and pivots, an unflag, submit."""
+    flags, inspections and pivots, an unflag, submit; `wide`: WIDE_MENU of each, whatever the
+    evidence says."""
+    n = WIDE_MENU if wide else {"flag": 3, "inspect": 4, "pivot": MENU_PIVOTS, "unflag": 1}
+    flag_min, pivot_min, unflag_max = (
+        (0.0, 0.0, 1.01) if wide else (MENU_FLAG_MIN, MENU_PIVOT_MIN, MENU_UNFLAG_MAX)
+    )
     out: list[str] = []
-    for p, a in flag_candidates[:3]:
-        if p >= MENU_FLAG_MIN:
+    for p, a in flag_candidates[: n["flag"]]:
+        if p >= flag_min:
             out.append(format_action("flag", a))
     if can_inspect:
-        for x, _ in top_frontier[:4]:
+        for x, _ in top_frontier[: n["inspect"]]:
             out.append(format_action("inspect", x))
-    for m in pivot_moves[:MENU_PIVOTS]:
-        if m.expected_new >= MENU_PIVOT_MIN:
+    for m in pivot_moves[: n["pivot"]]:
+        if m.expected_new >= pivot_min:
             out.append(format_action("pivot", m.account_id, m.trace))
-    for p, a in unflag_candidates[:1]:
-        if p < MENU_UNFLAG_MAX:
+    for p, a in unflag_candidates[: n["unflag"]]:
+        if p < unflag_max:
             out.append(format_action("unflag", a))
     out.append("submit")
     return out
