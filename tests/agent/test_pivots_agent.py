@@ -198,3 +198,21 @@ def test_a_trusted_llm_gets_a_wide_menu():
     flags = {c.split()[1] for c in wide.choices if c.startswith("flag ")}
     assert flags == set(starting[:6]) - set(obs.flagged_ids)  # every inspected account
     assert len(wide.choices) > len(narrow.choices) and set(narrow.choices) <= set(wide.choices)
+
+
+def test_the_http_client_sends_the_trace(env_url):
+    from fakegang.tools.env_client import EnvClient
+
+    local = Episode("hard", 3)
+    member = next(a for a in local.network.starting_ids if a in set(local.network.gang_ids))
+    local.step("inspect", member)
+    expected = local.step("pivot", member, "bio")["pivots"]
+    with EnvClient(env_url) as client:
+        client.reset("hard", 3, episode_id="pivot-client")
+        client.step("pivot-client", "inspect", member, 0)
+        obs = client.step("pivot-client", "pivot", member, 1, "bio")
+        assert obs.last_action_error is None
+        assert [p.model_dump() for p in obs.pivots] == expected
+        # a retried index is answered, not re-applied
+        again = client.step("pivot-client", "pivot", member, 1, "bio")
+        assert again.action_count == obs.action_count == 2
