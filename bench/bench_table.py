@@ -51,6 +51,11 @@ def table(r: dict) -> str:
         rows += [
             ("  network generation, median", f"{env['generation_ms_median']:.0f} ms"),
             ("  steps/s in-process", f"{env['in_process_steps_per_s']}"),
+            (
+                "  pivot step in-process, median / max",
+                f"{env.get('pivot_ms_median', float('nan')):.2f} / "
+                f"{env.get('pivot_ms_max', float('nan')):.2f} ms",
+            ),
             ("  steps/s HTTP (keep-alive, loopback)", f"{env['http_steps_per_s']}"),
             ("  steps/s WebSocket", f"{env['ws_steps_per_s']}"),
             (

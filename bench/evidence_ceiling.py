@@ -69,7 +69,11 @@ SCORERS = (
     "perfect_full_budget",
     "perfect_pivoting",
 )
-INSPECT_PIVOTED_AT = 0.3  # inspect an account member pivots returned from this likelihood on
+#: The pivoting scorer's two knobs, chosen on seeds 200-249 (episodes 80200+, campaigns 700+),
+#: never on the reported seeds 0-49: a page's prior precision is this share of (ring size /
+#: total), and an account member pivots returned is inspected from this likelihood on.
+PRIOR_SHARE = 0.3
+INSPECT_PIVOTED_AT = 0.4  # inspect an account member pivots returned from this likelihood on
 #: keep pivoting on a trace while at least this share of its inspected results are members
 TRACE_KEPT_AT = 0.25
 
@@ -84,7 +88,7 @@ def _pivot_precision(obs: PlainObservation, ring: set[str]) -> list[tuple[dict, 
     for p in obs.pivots:
         if p.account_id not in ring:
             continue
-        prior = min(0.9, ring_guess / max(1, p.total))
+        prior = min(0.9, PRIOR_SHARE * ring_guess / max(1, p.total))
         seen = [a for a in p.account_ids if a in inspected]
         hits = sum(a in ring for a in seen)
         out.append((p.model_dump(), (hits + 2 * prior) / (len(seen) + 2)))

@@ -242,7 +242,8 @@ def table(result: dict[str, Any]) -> str:
         )
     for task, v in result["verdicts"].items():
         lines.append(f"{task}: {json.dumps(v)}")
-    lines.append(yields_table(result))
+    if any("pivot_yields" in r for r in result["rows"]):  # results recorded before pivots lack it
+        lines.append(yields_table(result))
     return "\n".join(lines)
 
 
@@ -256,6 +257,8 @@ def yields_table(result: dict[str, Any]) -> str:
         "-" * len(head),
     ]
     for r in result["rows"]:
+        if "pivot_yields" not in r:
+            continue
         cells = []
         for t in TRACES:
             y = r["pivot_yields"][t]

@@ -52,6 +52,12 @@ def cmd_tactics(args: argparse.Namespace) -> int:
         print(f"{row['name']:<20}{cells}")
         print(f"{'':<20}  {row['description']}")
     print("channels: " + ", ".join(CHANNELS) + " (1.0 = the task's classic strength)")
+    from fakegang_env.traces import TRACE_CHANNELS
+
+    print(
+        "pivot traces follow channels: "
+        + ", ".join(f"{t} <- {c}" for t, c in TRACE_CHANNELS.items())
+    )
     return 0
 
 

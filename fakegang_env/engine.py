@@ -258,7 +258,7 @@ class Episode:
         if self._done:
             return "Episode is already over: reset to start a new one."
         if trace is not None and kind is not ActionType.PIVOT:
-            return f"Cannot {name}: only pivot takes a trace (got trace '{trace}')."
+            return f"Cannot {name}: only pivot takes a trace (got trace '{trace[:40]}')."
         if kind is ActionType.SUBMIT:
             return None
         if not account_id:
@@ -282,7 +282,6 @@ class Episode:
         return None
 
     def _illegal_pivot(self, account_id: str, trace: str | None) -> str | None:
-        cost = STEP_COST[ActionType.PIVOT]
         if not trace:
             return f"Cannot PIVOT: no trace given (valid traces: {', '.join(TRACES)})."
         if trace not in TRACES:
@@ -294,12 +293,7 @@ class Episode:
                 f"Cannot PIVOT: account '{account_id}' has not been inspected (pivot from an id "
                 "in inspected_ids)."
             )
-        if self.steps_remaining < cost:
-            return (
-                f"Cannot PIVOT: it costs {cost} steps and only {self.steps_remaining} remains; "
-                "inspect, flag or submit instead."
-            )
-        return None
+        return None  # it costs one step, like inspect: legal whenever the episode runs
 
     def _pivot(self, aid: str, trace: str, at_step: int) -> str:
         """A platform search: the accounts sharing `aid`'s current value of `trace`."""

@@ -34,7 +34,7 @@ STEP_COST: dict[ActionType, int] = {
     ActionType.FLAG: 0,
     ActionType.UNFLAG: 0,
     ActionType.SUBMIT: 0,
-    ActionType.PIVOT: 2,
+    ActionType.PIVOT: 1,
 }
 
 #: Reward of each action type (the terminal reward of SUBMIT is added separately).
@@ -44,7 +44,7 @@ STEP_REWARD: dict[ActionType, float] = {
     ActionType.FLAG: 0.0,
     ActionType.UNFLAG: 0.0,
     ActionType.SUBMIT: 0.0,
-    ActionType.PIVOT: -0.02,
+    ActionType.PIVOT: -0.01,
 }
 
 

@@ -140,8 +140,8 @@ GENERATION_NOTES: dict[str, str] = {
     "loose_cells": "loose cells with few intra-ring follows, staggered partial co-follows",
     "heavy_camouflage": "many follows of celebrities and ordinary users with follow-backs, "
     "partial co-follows",
-    "diversified": "diversified infrastructure against pivots: one residential IP, stock photo "
-    "and generic bio per member, schedulers with per-account slots",
+    "diversified": "against pivots: own residential IP, stock photo, generic bio and schedule "
+    "per member",
     MIXED: "a playbook drawn per seed: two to four channels weakened by random amounts",
 }
 

@@ -71,6 +71,7 @@ _STOCK_SHARE = 0.12  # ordinary accounts on a stock photo / generic bio without 
 _REUSED_LOOK = 0.3  # a content score above this is a reused photo or templated bio
 _SCHEDULER_SHARE = 0.2  # ordinary accounts posting through a scheduling app's default slots
 _ROLE_POOLS = {"photo": "meme_page", "bio": "small_business"}
+_PREFIX = {"photo": "ph", "bio": "bio", "schedule": "sched"}  # opaque labels: ph_3fa2...
 
 
 class UnknownTraceError(ValueError):
@@ -198,7 +199,7 @@ def build_traces(net: Network, playbook: Playbook, proxy_ips: set[str]) -> Trace
         "schedule": _labels(salt, "sched", "default", max(6, n // 60)),
     }
     role_pools = {
-        t: _labels(salt, t[:3], role, max(1, sum(a.role == role for a in accounts) // 4))
+        t: _labels(salt, _PREFIX[t], role, max(1, sum(a.role == role for a in accounts) // 4))
         for t, role in _ROLE_POOLS.items()
     }
     creation_offset = rng.randrange(CREATION_WINDOW_DAYS)
@@ -222,7 +223,7 @@ def build_traces(net: Network, playbook: Playbook, proxy_ips: set[str]) -> Trace
             elif getattr(a, content[t]) > _REUSED_LOOK or u < _STOCK_SHARE:
                 v = crowd
             else:
-                v = _unique(salt, t[:3], a.account_id)
+                v = _unique(salt, _PREFIX[t], a.account_id)
             values[t][a.account_id] = v
         u, pick = draws["schedule"]
         crowd = stock["schedule"][int(pick * len(stock["schedule"]))]

@@ -125,7 +125,7 @@ class EnvClient:
         action_index: int,
         trace: str | None = None,
     ) -> dict:
-        """Send one action (`trace`: a pivot's); a retry with the same `action_index` is
+        """Send one action (`trace` for a pivot); a retry with the same `action_index` is
         answered, not re-applied."""
         action: dict[str, Any] = {"action_type": action_type}
         if account_id is not None:

@@ -13,7 +13,7 @@ from env_fixtures import ThreadedServer
 from fakegang_env.engine import Episode
 from fakegang_env.generator import generate_network, network_to_dict
 from fakegang_env.policies import run_policy
-from fakegang_env.schema import STEP_COST, ActionType
+from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionType
 from fakegang_env.server.app import ServerSettings, build_app
 from fakegang_env.server.catalog import tasks_catalog
 from fakegang_env.tactics import GENERATIONS, resolve_playbook
@@ -63,16 +63,15 @@ def test_an_illegal_pivot_changes_nothing_and_says_why(account, trace, needle):
     }
 
 
-def test_only_pivot_takes_a_trace_and_a_pivot_needs_its_two_steps():
+def test_only_pivot_takes_a_trace_and_a_pivot_on_the_last_step_ends_the_episode():
     ep = Episode("easy", 1)
     member = _inspected_member(ep)
     obs = ep.step("inspect", member, "ip")
     assert "only pivot takes a trace" in obs["last_action_error"] and obs["action_count"] == 1
-    while ep.steps_remaining > 1:
+    while ep.steps_remaining > STEP_COST[ActionType.PIVOT]:
         ep.step("inspect", member)
-    obs = ep.step("pivot", member, "ip")
-    assert "costs 2 steps and only 1 remains" in obs["last_action_error"]
-    assert not obs["done"]
+    obs = ep.step("pivot", member, "ip")  # like an inspect on the last step: a forced submit
+    assert obs["last_action_error"] is None and obs["done"] and obs["grader_score"] is not None
 
 
 def test_a_pivot_on_a_finished_episode_is_illegal():
@@ -102,7 +101,8 @@ def test_a_pivot_returns_a_page_of_the_accounts_sharing_the_value_and_the_total(
             assert set(result["account_ids"]) <= set(obs["visible_account_ids"])
             assert result["at_step"] == before["step_count"]
             assert obs["step_count"] == before["step_count"] + STEP_COST[ActionType.PIVOT]
-            assert obs["reward"] == -0.02
+            if not ep.done:
+                assert obs["reward"] == STEP_REWARD[ActionType.PIVOT] == -0.01
             assert obs["inspected_ids"] == before["inspected_ids"]  # ids, not profiles
             new = len(set(obs["visible_account_ids"]) - set(before["visible_account_ids"]))
             assert f"{len(sharing)} other accounts share it" in obs["message"]
@@ -245,7 +245,7 @@ def test_the_catalogue_lists_the_traces_and_each_generation_says_what_it_does():
     assert [t["name"] for t in doc["traces"]] == list(TRACES)
     assert doc["pivot_page_size"] == PAGE_SIZE
     pivot = next(a for a in doc["actions"] if a["action_type"] == "pivot")
-    assert pivot["steps"] == 2 and pivot["needs_trace"] and pivot["needs_account_id"]
+    assert pivot["steps"] == 1 and pivot["needs_trace"] and pivot["needs_account_id"]
     assert "trace" in doc["action_schema"]["properties"]
     for row in doc["tactics"]:
         if row["name"] == "mixed":
@@ -311,7 +311,7 @@ def test_a_pivot_over_ws_and_through_the_typed_client(base_url: str) -> None:
         ws.reset(task="medium", seed=2)
         ws.step({"action_type": "inspect", "account_id": member})
         got = ws.step({"action_type": "pivot", "account_id": member, "trace": "bio"})
-        assert got["observation"]["pivots"] == want["pivots"] and got["reward"] == -0.02
+        assert got["observation"]["pivots"] == want["pivots"] and got["reward"] == -0.01
         bad = ws.step({"action_type": "pivot", "account_id": member, "trace": "mood"})
         assert "unknown trace 'mood'" in bad["observation"]["last_action_error"]
     with FakeGangEnv(base_url=base_url).sync() as env:
@@ -319,3 +319,16 @@ def test_a_pivot_over_ws_and_through_the_typed_client(base_url: str) -> None:
         env.step(FakeGangAction(action_type="inspect", account_id=member))
         result = env.step({"action_type": "pivot", "account_id": member, "trace": "bio"})
         assert [p.model_dump() for p in result.observation.pivots] == want["pivots"]
+
+
+def test_the_agents_http_client_sends_a_pivot(base_url: str) -> None:
+    from fakegang.tools.env_client import EnvClient
+
+    ep = Episode("easy", 3)
+    member = _inspected_member(ep)
+    want = ep.step("pivot", member, "schedule")
+    with EnvClient(base_url) as client:
+        obs = client.reset("easy", seed=3)
+        client.step(obs.episode_id, "inspect", member, 0)
+        got = client.step(obs.episode_id, "pivot", member, 1, trace="schedule")
+        assert [p.model_dump() for p in got.pivots] == want["pivots"]
