@@ -38,6 +38,7 @@ from fakegang.runs.runs import outcome_of
 from fakegang.tools.env_client import reset_options
 from fakegang.tools.memory.store import Memory, utc_now
 from fakegang.tools.rules.actions import format_action, parse_step
+from fakegang_env.schema import STEP_COST, ActionType
 
 
 class ForkError(ValueError):
@@ -69,8 +70,9 @@ def illegal_reason(
     if action_type == "pivot":
         if account_id not in obs.inspected_ids:
             return f"{account_id} was not inspected at that point (pivot from an inspected id)"
-        if obs.steps_remaining < 2:
-            return f"pivot costs 2 steps and only {obs.steps_remaining} remain"
+        cost = STEP_COST[ActionType.PIVOT]
+        if obs.steps_remaining < cost:
+            return f"pivot costs {cost} step(s) and only {obs.steps_remaining} remain"
         if trace is None:
             return "pivot needs a trace"
     if action_type == "flag" and account_id in obs.flagged_ids:

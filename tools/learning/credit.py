@@ -102,7 +102,7 @@ def action_value(
     the task's recall with no innocent flagged, else −1 (premature or wrong). A pivot, when the
     caller knows how many members not yet visible its page holds (`pivot_new_members`: the
     expert reads it from the network): 0.3 per member up to 0.9 (a page of two or more new
-    members beats inspecting one; never a right flag), −0.5 for none (two steps spent on a
+    members beats inspecting one; never a right flag), −0.5 for none (a step spent on a
     crowd); otherwise judged like inspecting its source: from a member +0.5, else −0.5.
     """
     kind, account = parse_action(action)

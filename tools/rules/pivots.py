@@ -17,7 +17,7 @@ whose inspected results score low within the episode loses yield (a crowd: stop 
 The choice: from every inspected account likely in the ring (P ≥ PIVOT_FROM) on every trace not
 yet run from it and whose earlier pages do not already hold it (same value, same page), the
 expected number of new members it reveals, `P(a) · yield · (1 − found / ring size)`. The engine
-pivots when that beats PIVOT_MIN_NEW and, per budget step, the best inspection.
+pivots when that beats PIVOT_MIN_NEW and, per budget step (PIVOT_STEPS), the best inspection.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fakegang_env.schema import PlainObservation
+from fakegang_env.schema import STEP_COST, ActionType, PlainObservation
 from fakegang_env.tasks import get_task
 from fakegang_env.traces import TRACES
 
@@ -41,8 +41,9 @@ SHIPPED_YIELDS: dict[str, dict[str, float]] = {
 PIVOT_FROM = 0.5
 #: A pivot must be expected to reveal at least this many new members.
 PIVOT_MIN_NEW = 1.0
-#: Pivots cost 2 steps; one that empties the budget forces a submit.
-PIVOT_STEPS = 2
+#: A pivot's cost in budget steps (the environment's); one that empties the budget forces a
+#: submit.
+PIVOT_STEPS = STEP_COST[ActionType.PIVOT]
 #: Within an episode a trace's pinned yield is worth this many inspected page accounts.
 EPISODE_PRIOR = 3.0
 #: A page's own prior precision is worth this many of its inspected accounts.
