@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(
         f"{a.task} / {a.tactics}, campaigns {a.campaigns}, {a.rounds} rounds: share of pivots on "
-        f"the {a.trace} trace by rounds since a {a.tactics} regime began"
+        f"the {a.trace} trace by rounds since a regime of {a.tactics} began"
     )
     print(f"{'mode':10s} {'rounds since':>12s}  share on trace  pivots  win rate  rounds")
     for mode in ("static", "learning"):
