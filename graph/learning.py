@@ -17,7 +17,7 @@ from typing import Any
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.tools.learning import credit as credit_rules
-from fakegang.tools.learning import credit_store, experience, insights
+from fakegang.tools.learning import credit_store, experience, insights, trace_yields
 from fakegang.tools.learning.alpha import ALPHA_FLOOR, compute_alpha
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules.engine import load_weights
@@ -32,7 +32,13 @@ def pinned_at_start(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
 
 
 def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
-    version = experience.latest_version(memory, task).version if ctx.refit else 0
+    latest = experience.latest_version(memory, task) if ctx.refit else None
+    version = latest.version if latest is not None else 0
+    yields = (
+        trace_yields.estimate(memory, task, latest.tactics)
+        if latest is not None
+        else trace_yields.prior(task, None)
+    )
     credit = credit_store.task_credit(memory, task)
     if ctx.alpha_rule == "seed":
         stored = memory.alpha(task)
@@ -47,6 +53,7 @@ def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
         stake = credit_rules.stake(credit)
     return {
         "weights_version": version,
+        "trace_yields": yields,
         "alpha": alpha,
         "llm_gain": round(gain, 4),
         "explore_rate": rate,
@@ -89,6 +96,12 @@ def learn_from_debrief(
             claims = insights.weight_claims(
                 load_weights(), {"profile": version.profile, "frontier": version.frontier}
             )
+            judged_pivots = trace_yields.judge_pivots(obs.pivots, ring)
+            yields = trace_yields.record(
+                memory, task.name, thread_id, judged_pivots, version.tactics
+            )
+            claims.update(trace_yields.crowd_claims(task.name, yields))
+            status.append("yields " + " ".join(f"{t}={y:.1f}" for t, y in yields.items()))
         else:
             claims = {}
         claims.update(insights.outcome_claims(obs.fn, obs.fp, won))

@@ -22,12 +22,13 @@ from fakegang.graph.state import TALLY_KEYS, TRUSTED_CALLS, EpisodeState
 from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.learning import insights
 from fakegang.tools.learning.alpha import arbitrate_mode
-from fakegang.tools.learning.credit import should_ask
+from fakegang.tools.learning.credit import ALPHA_TRUSTED, should_ask
 from fakegang.tools.memory.store import utc_now
 from fakegang.tools.models import llm as llm_calls
 from fakegang.tools.models import prompting
-from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.actions import parse_action, parse_step
 from fakegang.tools.rules.engine import propose, score_observation
+from fakegang.tools.rules.pivots import shipped_yields
 from fakegang_env.tasks import get_task
 
 #: Free actions (flag/unflag) cost no budget, so cap the actions of an episode to stop a
@@ -48,9 +49,15 @@ def _scores(state: EpisodeState, ctx: Context, thread_id: str):
         return hit
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
     weights = learning.episode_weights(ctx, state["task"], state.get("weights_version"))
-    scores = score_observation(obs, state["starting_ids"], weights)
+    scores = score_observation(obs, state["starting_ids"], weights, _yields(state))
     resources.STEP_CACHE.put(thread_id, state["action_count"], "scores", scores)
     return scores
+
+
+def _yields(state: EpisodeState) -> dict[str, float]:
+    """The trace yields the episode pinned (an episode checkpointed before pivots existed: the
+    shipped ones)."""
+    return state.get("trace_yields") or shipped_yields(state["task"])
 
 
 # ---------------------------------------------------------------------------------------- observe
@@ -111,7 +118,7 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
         "starting_ids": list(obs.visible_account_ids),
         "max_steps": task.max_steps,
         "max_actions": task.max_steps * ACTIONS_PER_STEP_BUDGET,
-        **pinned,  # weights_version, alpha, llm_gain, explore_rate, llm_stake: fixed
+        **pinned,  # weights_version, trace_yields, alpha, llm_gain, explore_rate, llm_stake
         "insights": learned,
         "lesson_ids": [r.id for r in lessons],
         "few_shot_thread": best.thread_id if best else None,
@@ -135,6 +142,8 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         _scores(state, ctx, thread_id),
         llm_verdicts=state.get("llm_verdicts") or {},
         unflagged=state.get("unflagged_ids") or (),
+        pivot_yields=_yields(state),
+        wide_menu=state["alpha"] >= ALPHA_TRUSTED,
     )
     return {
         "rule": {
@@ -220,12 +229,16 @@ def arbitrate(state: EpisodeState) -> dict:
     if mode == "llm" and llm.get("shadow"):
         mode = "rule_override"  # an exploration call is judged after the debrief, never acted on
     action = llm_action if mode == "llm" else rule["action"]
+    flips = state.get("llm_flips") or {}
+    if mode == "llm" and _cycling(action, flips):
+        action, mode = rule["action"], "rule_override"
     if state["action_count"] >= state["max_actions"]:
         action, mode = "submit", "rule_override"
     update: dict[str, Any] = {}
     kind, account = parse_action(action)
     if mode == "llm" and kind in ("flag", "unflag") and account:
         update["llm_verdicts"] = {**(state.get("llm_verdicts") or {}), account: kind}
+        update["llm_flips"] = {**flips, account: flips.get(account, 0) + 1}
     unflagged = state.get("unflagged_ids") or []
     if kind == "unflag" and account and account not in unflagged:
         update["unflagged_ids"] = [*unflagged, account]
@@ -244,6 +257,19 @@ def arbitrate(state: EpisodeState) -> dict:
     }
 
 
+#: The LLM may flag or unflag one account this many times per episode (a mistake and its fix).
+LLM_FLIPS_PER_ACCOUNT = 2
+
+
+def _cycling(action: str, flips: dict[str, int]) -> bool:
+    """An LLM flag or unflag of an account it already flipped LLM_FLIPS_PER_ACCOUNT times this
+    episode: a free flag/unflag cycle, so the rule plays instead. A trusted model deciding every
+    step looped (measured with `expert:0.9` on hard `mixed` once its credit made it trusted: the
+    same case text drew the same random unflag after each oracle re-flag, until the action cap)."""
+    kind, account = parse_action(action)
+    return kind in ("flag", "unflag") and flips.get(account or "", 0) >= LLM_FLIPS_PER_ACCOUNT
+
+
 # --------------------------------------------------------------------------------------- step_env
 def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
     """Send the pending action with its index; a re-run after a crash gets the stored answer.
@@ -253,17 +279,21 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
     ctx = runtime.context
     thread_id = thread_id_of(config)
     decision = state["decision"]
-    action_type, account_id = parse_action(decision["action"])
+    action_type, account_id, trace = parse_step(decision["action"])
     client = resources.env_client(ctx)
     try:
-        obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])
+        obs = client.step(
+            state["env_episode_id"], action_type, account_id, decision["index"], trace
+        )
     except EnvError as exc:
         # 404: the server lost the episode (restart, or the embedded server died with a killed
         # run); 409: it holds a half-rebuilt copy. Rebuild from the steps table, then step.
         if exc.status not in (404, 409):
             raise
         rebuild_for_state(ctx, state, thread_id)
-        obs = client.step(state["env_episode_id"], action_type, account_id, decision["index"])
+        obs = client.step(
+            state["env_episode_id"], action_type, account_id, decision["index"], trace
+        )
     resources.store_observation(ctx, thread_id, obs)
     rule, llm = state["rule"], state.get("llm", {})
     resources.memory(ctx).upsert_step(

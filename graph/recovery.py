@@ -16,7 +16,7 @@ import logging
 
 from fakegang.graph import resources
 from fakegang.tools.env_client import EnvClient, reset_options
-from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.actions import parse_step
 from fakegang_env.schema import PlainObservation
 
 log = logging.getLogger("fakegang.recovery")
@@ -56,8 +56,8 @@ def rebuild_env_episode(
         task, seed, episode_id=episode_id, tactics=tactics, campaign=campaign, round=round
     )
     for idx, action in actions:
-        action_type, account_id = parse_action(action)
-        obs = client.step(episode_id, action_type, account_id, idx)
+        action_type, account_id, trace = parse_step(action)
+        obs = client.step(episode_id, action_type, account_id, idx, trace)
         if obs.last_action_error:
             raise RebuildError(
                 f"cannot rebuild episode {episode_id}: recorded action {idx} ({action}) is "

@@ -76,6 +76,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     weights_version: (
         int  # rule weights pinned at the start (0: shipped; tools/learning/experience.py)
     )
+    trace_yields: dict[str, float]  # members a member's pivot reveals, per trace, pinned
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
     llm_stake: int | None  # trusted LLM calls allowed this episode (None: no bound)
@@ -92,5 +93,6 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
     decision: dict[str, Any]  # arbitrate: index, action, mode
     llm_verdicts: dict[str, str]  # arbitrate: account -> flag|unflag the LLM decided (kept)
+    llm_flips: dict[str, int]  # arbitrate: account -> flags and unflags the LLM decided on it
     unflagged_ids: list[str]  # arbitrate: unflagged this episode (the rule never re-flags them)
     last: dict[str, Any]  # step_env: message, reward, error of the applied action

@@ -1,17 +1,19 @@
 """The report's "What the agent learned" section: rule weights per evidence family over the run's
-episodes (one refit version per debrief), the LLM's credit and α, and the insights in words."""
+episodes (one refit version per debrief), the trace yields its pivots were chosen by, the LLM's
+credit and α, and the insights in words."""
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
 
-from fakegang.tools.learning import credit_store, experience, insights
+from fakegang.tools.learning import credit_store, experience, insights, trace_yields
 from fakegang.tools.learning.insights import FAMILIES
 from fakegang.tools.learning.tactics_model import TacticsEstimate
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules.engine import load_weights
 from fakegang_env.tactics import CHANNELS
+from fakegang_env.traces import TRACES
 
 
 def family_strengths(profile: dict, frontier: dict) -> dict[str, float]:
@@ -32,9 +34,12 @@ def learning_section(db_path: str | Path, rows: list[dict], out_dir: Path) -> st
         credits = [c for c in credit_store.history(memory) if c["thread_id"] in threads]
         tasks = sorted({r["task"] for r in rows})
         learned = [i for t in tasks for i in insights.all_insights(memory, t)]
+        has_yields = "trace_yields" in memory.db.table_names()  # older databases lack it
+        yields = [y for y in trace_yields.history(memory) if y["thread_id"] in threads]
+        yields = yields if has_yields else []
     finally:
         memory.close()
-    if not versions and not credits and not learned:
+    if not versions and not credits and not learned and not yields:
         return ""
     parts = ["<h2>What the agent learned</h2>"]
     if versions:
@@ -51,6 +56,8 @@ def learning_section(db_path: str | Path, rows: list[dict], out_dir: Path) -> st
             '<img src="weights.png" alt="evidence weights per episode">'
         )
         parts.append(_tactics_table(versions, threads))
+    if yields:
+        parts.append(_yields_table(yields, threads, out_dir))
     if credits:
         parts.append(
             "<h3>LLM credit per episode (disagreements judged by the debrief)</h3><table>"
@@ -109,6 +116,66 @@ def _tactics_table(versions: list[dict], threads: dict[str, dict]) -> str:
         )
     parts.append("</table>")
     return "".join(parts)
+
+
+def _yields_table(yields: list[dict], threads: dict[str, dict], out_dir: Path) -> str:
+    """Per episode and trace: the yield learned after its debrief (members a pivot from a member
+    reveals), and the pivots it ran from members with the members / innocents on their pages."""
+    by_thread: dict[str, dict[str, dict]] = {}
+    for y in yields:
+        by_thread.setdefault(y["thread_id"], {})[y["trace"]] = y
+    ordered = sorted(by_thread.items(), key=lambda kv: threads[kv[0]]["episode"])
+    series = [
+        (threads[tid]["episode"], {t: r[t]["estimate"] for t in TRACES if t in r})
+        for tid, r in ordered
+    ]
+    _yields_png(series, out_dir / "yields.png")
+    head = "".join(f"<th>{t}</th>" for t in TRACES)
+    parts = [
+        "<h3>Trace yields after each debrief</h3>"
+        "<p>Members a pivot from a member reveals, per trace, as learned from the debriefs (the "
+        "next episode pins it and pivots on the traces that pay); in brackets the episode's "
+        "pivots from members: pivots, members / innocents on their pages.</p>"
+        '<img src="yields.png" alt="trace yields per episode">'
+        f"<table><tr><th>episode</th><th>task</th>{head}</tr>"
+    ]
+    for tid, r in ordered:
+        row = threads[tid]
+        cells = ""
+        for t in TRACES:
+            y = r.get(t)
+            if y is None:
+                cells += "<td></td>"
+                continue
+            est = "" if y["estimate"] is None else f"{y['estimate']:.1f}"
+            ran = (
+                f" ({y['pivots']}: {y['page_members']} / {y['page_innocents']})"
+                if y["pivots"]
+                else ""
+            )
+            cells += f"<td>{est}{ran}</td>"
+        parts.append(
+            f"<tr><td>{row['episode']}</td><td>{html.escape(row['task'])}</td>{cells}</tr>"
+        )
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def _yields_png(series: list[tuple[int, dict[str, float]]], path: Path) -> None:
+    from fakegang.report.charts import _plt
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    episodes = [e for e, _ in series]
+    for t in TRACES:
+        ax.plot(episodes, [s.get(t) for _, s in series], marker=".", label=t)
+    ax.set_xlabel("episode")
+    ax.set_ylabel("members per pivot from a member")
+    ax.legend(fontsize=7, ncol=5)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def _weights_png(series: list[tuple[int, str, dict[str, float]]], path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.actions import parse_step
 from fakegang_env.engine import Episode
 
 MODE_COLORS = {"agree": "#2ca02c", "rule_override": "#8c8c8c", "llm": "#ff7f0e"}
@@ -41,8 +41,8 @@ def replay(task: str, seed: int, steps: list[dict]) -> Replay:
     out = Replay(task, seed, set(ep.network.gang_ids), list(ep.network.starting_ids))
     obs = ep.observation()
     for s in steps:
-        action_type, account_id = parse_action(s["action"])
-        obs = ep.step(action_type, account_id)
+        action_type, account_id, trace = parse_step(s["action"])
+        obs = ep.step(action_type, account_id, trace)
         if out.diverged_at is None and obs["message"] != s["message"]:
             out.diverged_at = s["idx"]
         out.events.append(

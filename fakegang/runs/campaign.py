@@ -28,9 +28,11 @@ from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.runner import environment, episode_config
 from fakegang.tools.memory.store import utc_now
+from fakegang.tools.rules.actions import parse_step
 from fakegang_env.engine import Episode
 from fakegang_env.policies import make_policy
 from fakegang_env.tactics import campaign_schedule
+from fakegang_env.traces import TRACES
 
 MODES = ("static", "learning", "oracle")
 CAMPAIGN_NAMESPACE = uuid.UUID("0b6f3c1e-7d7e-4f55-9d43-52a1c3e0a6b1")
@@ -85,6 +87,7 @@ def _oracle_round(task: str, campaign: int, k: int, tactics: str) -> dict[str, A
         "actions": ep.action_count,
         "llm_calls": 0,
         "alpha": None,
+        "pivots": {},
     }
 
 
@@ -198,6 +201,11 @@ def _agent_round(app, ctx: Context, settings: dict[str, Any], spec, run_id: str)
     # the whole state, not invoke's output schema: action count, pinned weights
     final = app.get_state(config).values
     result, tally = final["result"], final["tally"]
+    pivots: dict[str, int] = {}
+    for step in resources.memory(ctx).steps(thread_id):
+        kind, _, trace = parse_step(step["action"])
+        if kind == "pivot" and trace:
+            pivots[trace] = pivots.get(trace, 0) + 1
     return {
         "round": spec.round,
         "regime": spec.regime,
@@ -207,6 +215,7 @@ def _agent_round(app, ctx: Context, settings: dict[str, Any], spec, run_id: str)
         "llm_calls": int(tally["llm_calls"]),
         "alpha": final["alpha"],
         "weights_version": final.get("weights_version", 0),
+        "pivots": pivots,
     }
 
 
@@ -219,13 +228,17 @@ def summarise(
     rounds: int,
     model: str,
 ) -> dict[str, Any]:
-    """The campaign JSON: curves, grader, auc, since_switch and llm_call_share per mode."""
+    """The campaign JSON: curves, grader, auc, since_switch, llm_call_share and pivot_share per
+    mode, and `pivot_trace_since_switch`: per mode and trace, the share of the pivots on that
+    trace by rounds since a regime switch (null where a bucket had no pivot)."""
     modes = [m for m in MODES if any(r["mode"] == m for r in results)]
     curves: dict[str, list[float]] = {}
     grader: dict[str, list[float]] = {}
     auc: dict[str, float] = {}
     since: dict[str, list[float]] = {}
     share: dict[str, float] = {}
+    pivot_share: dict[str, float] = {}
+    trace_since: dict[str, dict[str, list[float | None]]] = {}
     for m in modes:
         runs = [r for r in results if r["mode"] == m]
         per_round = [[r["rounds"][k] for r in runs] for k in range(rounds)]
@@ -233,16 +246,29 @@ def summarise(
         grader[m] = [round(sum(x["grader_score"] for x in rs) / len(rs), 4) for rs in per_round]
         auc[m] = round(sum(curves[m]) / rounds, 4)
         buckets: dict[int, list[bool]] = {}
+        piv_buckets: dict[int, dict[str, int]] = {}
         for r in runs:
             start = 0
             for k, row in enumerate(r["rounds"]):
                 if k > 0 and row["regime"] != r["rounds"][k - 1]["regime"]:
                     start = k
                 buckets.setdefault(k - start, []).append(row["won"])
+                into = piv_buckets.setdefault(k - start, {})
+                for t, n in (row.get("pivots") or {}).items():
+                    into[t] = into.get(t, 0) + n
         since[m] = [round(sum(v) / len(v), 4) for _, v in sorted(buckets.items())]
+        trace_since[m] = {
+            t: [
+                round(b.get(t, 0) / sum(b.values()), 4) if sum(b.values()) else None
+                for _, b in sorted(piv_buckets.items())
+            ]
+            for t in TRACES
+        }
         actions = sum(x["actions"] for r in runs for x in r["rounds"])
         calls = sum(x["llm_calls"] for r in runs for x in r["rounds"])
+        n_pivots = sum(sum((x.get("pivots") or {}).values()) for r in runs for x in r["rounds"])
         share[m] = round(calls / actions, 4) if actions else 0.0
+        pivot_share[m] = round(n_pivots / actions, 4) if actions else 0.0
     return {
         "task": task,
         "tactics": tactics,
@@ -254,6 +280,8 @@ def summarise(
         "auc": auc,
         "since_switch": since,
         "llm_call_share": share,
+        "pivot_share": pivot_share,
+        "pivot_trace_since_switch": trace_since,
     }
 
 

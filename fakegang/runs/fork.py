@@ -37,7 +37,8 @@ from fakegang.runs.runner import TrainOptions, claim_run, context_for, environme
 from fakegang.runs.runs import outcome_of
 from fakegang.tools.env_client import reset_options
 from fakegang.tools.memory.store import Memory, utc_now
-from fakegang.tools.rules.actions import format_action, parse_action
+from fakegang.tools.rules.actions import format_action, parse_step
+from fakegang_env.schema import STEP_COST, ActionType
 
 
 class ForkError(ValueError):
@@ -53,7 +54,9 @@ def find_fork_point(chain: list, at: int):
     return None
 
 
-def illegal_reason(obs, action_type: str, account_id: str | None) -> str | None:
+def illegal_reason(
+    obs, action_type: str, account_id: str | None, trace: str | None = None
+) -> str | None:
     """Why the environment would refuse the action at this observation (its own rules)."""
     if obs.done:
         return "the episode is already over at that point"
@@ -64,6 +67,14 @@ def illegal_reason(obs, action_type: str, account_id: str | None) -> str | None:
         return f"{account_id} is not visible at that point (visible: {shown}, …)"
     if action_type == "investigate_network" and obs.steps_remaining < 2:
         return f"investigate_network costs 2 steps and only {obs.steps_remaining} remain"
+    if action_type == "pivot":
+        if account_id not in obs.inspected_ids:
+            return f"{account_id} was not inspected at that point (pivot from an inspected id)"
+        cost = STEP_COST[ActionType.PIVOT]
+        if obs.steps_remaining < cost:
+            return f"pivot costs {cost} step(s) and only {obs.steps_remaining} remain"
+        if trace is None:
+            return "pivot needs a trace"
     if action_type == "flag" and account_id in obs.flagged_ids:
         return f"{account_id} is already flagged at that point"
     if action_type == "unflag" and account_id not in obs.flagged_ids:
@@ -93,7 +104,7 @@ def fork_episode(
     if not Path(db).exists():
         raise ForkError(f"no database at {db}")
     try:
-        new_action = format_action(*parse_action(action))
+        new_action = format_action(*parse_step(action))
     except ValueError as exc:
         raise ForkError(str(exc)) from None
     app = compile_with_sqlite(db)
@@ -149,7 +160,7 @@ def fork_episode(
             expect_step_count=int(state["step_count"]),
             **reset_options(state),
         )
-        why = illegal_reason(obs, *parse_action(new_action))
+        why = illegal_reason(obs, *parse_step(new_action))
         if why:
             raise ForkError(f"{new_action!r} is illegal at action #{at}: {why}")
         print(

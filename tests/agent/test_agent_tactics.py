@@ -8,6 +8,7 @@ from fakegang.cli.main import build_parser
 from fakegang.graph.recovery import rebuild_env_episode
 from fakegang.runs.evaluation import evaluate
 from fakegang.tools.env_client import EnvClient, reset_options
+from fakegang.tools.rules.pivots import shipped_yields
 from fakegang.tools.rules.player import play_rules
 from fakegang_env.engine import Episode
 from fakegang_env.tactics import campaign_round
@@ -70,7 +71,10 @@ def test_eval_with_the_fake_model_agrees_with_the_in_process_rule_player(env_url
     )
     assert summary["tactics"] == "crafted_content" and summary["errors"] == 0
     for row, seed in zip(summary["results"], seeds, strict=True):
-        local = play_rules("easy", seed, tactics="crafted_content")
+        # the graph pivots under the shipped yields (learning off pins them)
+        local = play_rules(
+            "easy", seed, tactics="crafted_content", pivot_yields=shipped_yields("easy")
+        )
         assert row["final_message"] == local["message"]
         assert row["grader_score"] == local["grader_score"]
 
@@ -121,5 +125,5 @@ def test_the_graph_plays_a_campaign_round_and_records_its_derived_seed(env_url, 
     spec = campaign_round("easy", 6, 3, "mixed")
     assert state["done"] is True and state["seed"] == spec.seed
     assert Memory(db).episode(thread_id)["seed"] == spec.seed
-    local = play_rules("easy", spec.seed, tactics=spec.playbook)
+    local = play_rules("easy", spec.seed, tactics=spec.playbook, pivot_yields=state["trace_yields"])
     assert state["result"]["final_message"] == local["message"]

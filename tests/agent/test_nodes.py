@@ -211,3 +211,29 @@ def test_reflect_records_learns_and_is_idempotent(ctx) -> None:
     assert mem.alpha("easy") == pytest.approx(0.20)  # credit rule: nothing judged, α at its floor
     n_rows = mem.db.execute("select count(*) from episodes").fetchone()[0]
     assert n_rows == 1
+
+
+def test_a_trusted_llm_cannot_cycle_flags_on_one_account() -> None:
+    """Flag, unflag: a mistake and its fix; a third free flip of the same account is the start
+    of a cycle (a deterministic model meets the same case text again), so the rule plays."""
+    state = base_state(
+        choices=["inspect u_a", "flag u_z", "submit"],
+        llm={"status": "ok", "action": "flag u_z", "tokens": 1},
+    )
+    out = nodes.arbitrate(state)
+    assert out["decision"]["action"] == "flag u_z" and out["llm_flips"] == {"u_z": 1}
+    state = base_state(
+        choices=["inspect u_a", "unflag u_z", "submit"],
+        llm={"status": "ok", "action": "unflag u_z", "tokens": 1},
+        llm_flips=out["llm_flips"],
+    )
+    out = nodes.arbitrate(state)
+    assert out["decision"]["action"] == "unflag u_z" and out["llm_flips"] == {"u_z": 2}
+    state = base_state(
+        choices=["inspect u_a", "flag u_z", "submit"],
+        llm={"status": "ok", "action": "flag u_z", "tokens": 1},
+        llm_flips=out["llm_flips"],
+    )
+    out = nodes.arbitrate(state)
+    assert out["decision"] == {"index": 4, "action": "inspect u_a", "mode": "rule_override"}
+    assert "llm_flips" not in out

@@ -9,9 +9,11 @@ import pytest
 
 from fakegang.cli.main import main
 from fakegang.report.learning import learning_section
-from fakegang.tools.learning import experience
+from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
+from fakegang.tools.rules.pivots import shipped_yields
 from fakegang_env.tactics import CHANNELS
+from fakegang_env.traces import TRACES
 
 KEYS = {
     "task",
@@ -24,19 +26,22 @@ KEYS = {
     "auc",
     "since_switch",
     "llm_call_share",
+    "pivot_share",
+    "pivot_trace_since_switch",
 }
 
 
 def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
-    # medium + aged_accounts: the shipped weights lean on the creation burst that this
-    # operator does not have, so static loses every round; one debrief is enough to adapt
+    # hard + aged_accounts kills a trace (creation windows return crowds) and the creation
+    # burst the shipped weights lean on: static, pivoting by the shipped yields, loses a round
+    # that learning, which learned the weights and the yields from the first debrief, wins
     db = tmp_path / "c.sqlite"
     out = tmp_path / "out"
     code = main(
         [
             "campaign",
             "--task",
-            "medium",
+            "hard",
             "--tactics",
             "aged_accounts",
             "--campaigns",
@@ -61,25 +66,48 @@ def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
         assert set(summary[key]) == {"static", "learning", "oracle"}
         assert all(len(v) == 3 for v in summary[key].values())
     assert summary["since_switch"]["learning"] and summary["llm_call_share"]["oracle"] == 0.0
+    # pivots: a share of the actions per mode (the oracle policy never pivots), and per trace
+    # the share of the pivots by rounds since a switch (null where a bucket had none)
+    assert set(summary["pivot_share"]) == {"static", "learning", "oracle"}
+    assert summary["pivot_share"]["oracle"] == 0.0 and 0 < summary["pivot_share"]["learning"] < 1
+    by_trace = summary["pivot_trace_since_switch"]["learning"]
+    assert set(by_trace) == set(TRACES)
+    assert all(len(v) == len(summary["since_switch"]["learning"]) for v in by_trace.values())
+    first = [v[0] for v in by_trace.values()]
+    assert sum(first) == pytest.approx(1.0, abs=1e-3)
+    assert set(summary["pivot_trace_since_switch"]["oracle"]["ip"]) == {None}
     assert summary["curves"]["oracle"] == [1.0, 1.0, 1.0]
-    assert summary["curves"]["static"] == [0.0, 0.0, 0.0]
     assert summary["auc"]["learning"] > summary["auc"]["static"]
+    assert summary["curves"]["learning"] == [1.0, 1.0, 1.0]
     assert (out / "campaign.png").stat().st_size > 5000
     assert json.loads((out / "campaign.json").read_text()) == summary
 
     # each round pinned the version the previous round's debrief produced
     learning_db = tmp_path / "c-learning-c0.sqlite"
     memory = Memory(learning_db)
-    versions = experience.version_history(memory, "medium")
+    versions = experience.version_history(memory, "hard")
     assert len(versions) == 3
     from fakegang.graph.graph import compile_with_sqlite
 
     app = compile_with_sqlite(str(learning_db))
-    pinned = []
+    pinned, pinned_yields = [], []
     for v in versions:
         state = app.get_state({"configurable": {"thread_id": v["thread_id"]}}).values
         pinned.append(state["weights_version"])
+        pinned_yields.append(state["trace_yields"])
     assert pinned == [0, versions[0]["version"], versions[1]["version"]]
+    # the trace yields too: the shipped ones first, then what each debrief left in the table
+    assert pinned_yields[0] == shipped_yields("hard")
+    learned = trace_yields.history(memory, "hard")
+    for k in (1, 2):
+        after = {
+            r["trace"]: r["estimate"]
+            for r in learned
+            if r["thread_id"] == versions[k - 1]["thread_id"]
+        }
+        assert pinned_yields[k] == after
+    # the creation windows returned crowds in the first round: their yield fell
+    assert pinned_yields[1]["creation"] < 0.5 * pinned_yields[0]["creation"]
     app.checkpointer.conn.close()
     # each refit stored the tactics it inferred (the shift made every one refit), and the
     # report shows them
@@ -87,17 +115,17 @@ def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
         assert set(v["tactics"]) == {"strength", "sd"}
         assert set(v["tactics"]["strength"]) == set(v["tactics"]["sd"]) == set(CHANNELS)
     rows = [
-        {"thread_id": v["thread_id"], "episode": i, "task": "medium"}
-        for i, v in enumerate(versions)
+        {"thread_id": v["thread_id"], "episode": i, "task": "hard"} for i, v in enumerate(versions)
     ]
     page = learning_section(learning_db, rows, tmp_path)
     assert "tactics as inferred" in page and "creation burst" in page
+    assert "Trace yields after each debrief" in page and (tmp_path / "yields.png").exists()
     last = versions[-1]["tactics"]
     shown = f"{last['strength']['creation_burst']:.2f} ± {last['sd']['creation_burst']:.2f}"
     assert shown in page
     memory.close()
     static = Memory(tmp_path / "c-static-c0.sqlite")
-    assert experience.version_history(static, "medium") == []  # learning off: nothing refit
+    assert experience.version_history(static, "hard") == []  # learning off: nothing refit
     static.close()
 
 

@@ -223,6 +223,9 @@ def test_an_interrupted_fork_resumes_to_the_same_end(
         (3, "jump u_1", "not an action"),
         (3, "flag u_000000", "is not visible at that point"),
         (3, None, "is what the original branch played"),
+        (3, "pivot u_1 shoe_size", "unknown trace"),
+        (3, "pivot u_1", "needs an account id and a trace"),
+        (0, "pivot-uninspected", "was not inspected at that point"),
     ],
 )
 def test_fork_refuses_bad_requests_and_creates_nothing(
@@ -232,6 +235,8 @@ def test_fork_refuses_bad_requests_and_creates_nothing(
     tid = episode_thread_id(reference[2], 1)
     if action is None:
         action = steps_of(db, tid)[at]["action"]
+    elif action == "pivot-uninspected":  # visible at the start, inspected only by action 0
+        action = f"pivot {steps_of(db, tid)[0]['action'].split()[1]} ip"
     threads, runs = _thread_count(db), len(RunRecords(Memory(db)).list_runs())
     with pytest.raises(ForkError, match=message):
         fork_episode(str(db), tid, at=at, action=action, env_url=env_url, out=io.StringIO())

@@ -55,6 +55,16 @@ SETTLED_AFTER = 40
 STAKE_PER_NET_WIN = 2
 STAKE_MIN = 4
 STAKE_CONFIDENCE = 0.9
+#: Trust that is earned, not capped: once the record makes the LLM better than the rule beyond
+#: reasonable doubt (`chance_better` ≥ TRUST_CONFIDENCE, at least TRUST_MIN_NET disagreements won
+#: net of those lost), it decides wherever the rule is not near-certain (α = ALPHA_TRUSTED, above
+#: the task's cap) with no stake. The stake and the cap bound a model whose record is still an
+#: estimate; a record like that is no longer one. Measured with `expert:0.9` on hard `mixed`
+#: campaigns before this rule: a model right 90 % of the time added about 5 points over one that
+#: adds nothing, because 2 calls per net win and α ≤ 0.85 let it decide a few steps an episode.
+TRUST_CONFIDENCE = 0.99
+TRUST_MIN_NET = 8
+ALPHA_TRUSTED = 0.99
 
 
 @dataclass(frozen=True)
@@ -78,14 +88,28 @@ class Credit:
         return Credit(self.better + other.better, self.worse + other.worse, self.ties + other.ties)
 
 
-def action_value(action: str, ring: set[str], flagged: set[str], win_recall: float) -> float:
+def action_value(
+    action: str,
+    ring: set[str],
+    flagged: set[str],
+    win_recall: float,
+    pivot_new_members: int | None = None,
+) -> float:
     """How good `action` is given the truth (higher is better); only differences matter.
 
     flag a member +1 / an innocent −1; unflag an innocent +1 / a member −1; inspect (or
     investigate) a member +0.5 / an innocent −0.5; submit +1 if the flags at that moment reach
-    the task's recall with no innocent flagged, else −1 (premature or wrong).
+    the task's recall with no innocent flagged, else −1 (premature or wrong). A pivot, when the
+    caller knows how many members not yet visible its page holds (`pivot_new_members`: the
+    expert reads it from the network): 0.3 per member up to 0.9 (a page of two or more new
+    members beats inspecting one; never a right flag), −0.5 for none (a step spent on a
+    crowd); otherwise judged like inspecting its source: from a member +0.5, else −0.5.
     """
     kind, account = parse_action(action)
+    if kind == "pivot":
+        if pivot_new_members is not None:
+            return min(0.9, 0.3 * pivot_new_members) if pivot_new_members > 0 else -0.5
+        return 0.5 if account in ring else -0.5
     if kind == "flag":
         return 1.0 if account in ring else -1.0
     if kind == "unflag":
@@ -142,7 +166,9 @@ def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float, won: b
 
 def credit_alpha(task: str, credit: Credit) -> float:
     """α from credit: the floor until the LLM wins more than half its disagreements, then rising
-    linearly to the task's cap as P(better) goes from 0.5 to 1."""
+    linearly to the task's cap as P(better) goes from 0.5 to 1; ALPHA_TRUSTED once `trusted`."""
+    if trusted(credit):
+        return ALPHA_TRUSTED
     cap = ALPHA_CAPS.get(task, DEFAULT_CAP)
     trust = max(0.0, min(1.0, (credit.p_better - 0.5) / 0.5))
     return round(ALPHA_FLOOR + (cap - ALPHA_FLOOR) * trust, 3)
@@ -170,8 +196,18 @@ def explore_rate(credit: Credit) -> float:
     return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise)), 4)
 
 
-def stake(credit: Credit) -> int:
-    """How many trusted calls the LLM gets in the next episode (see STAKE_PER_NET_WIN)."""
+def trusted(credit: Credit) -> bool:
+    """The record shows the LLM better than the rule beyond reasonable doubt (TRUST_CONFIDENCE)."""
+    return (
+        credit.better - credit.worse >= TRUST_MIN_NET and chance_better(credit) >= TRUST_CONFIDENCE
+    )
+
+
+def stake(credit: Credit) -> int | None:
+    """How many trusted calls the LLM gets in the next episode (see STAKE_PER_NET_WIN); None (no
+    bound) once `trusted`."""
+    if trusted(credit):
+        return None
     if chance_better(credit) < STAKE_CONFIDENCE:
         return STAKE_MIN
     return max(STAKE_MIN, STAKE_PER_NET_WIN * (credit.better - credit.worse))

@@ -15,7 +15,8 @@ __all__ = ["ensure_learning_tables"]
 
 
 def ensure_learning_tables(db: sqlite_utils.Database) -> None:
-    """Credit per episode, labelled experience, weight versions, insights and their votes."""
+    """Credit per episode, labelled experience, weight versions, trace yields, insights and
+    their votes."""
     t = db.table
     t("credit").create(
         {
@@ -81,6 +82,23 @@ def ensure_learning_tables(db: sqlite_utils.Database) -> None:
         if_not_exists=True,
     )
     t("insights").create_index(["task", "key"], unique=True, if_not_exists=True)
+    t("trace_yields").create(
+        {
+            "key": str,  # "<thread_id>:<trace>"
+            "thread_id": str,
+            "task": str,
+            "trace": str,
+            "pivots": int,  # pivots the episode ran on the trace from ring members
+            "members": float,  # members those pivots' values held (page share x total)
+            "page_members": int,  # members and innocents on their pages
+            "page_innocents": int,
+            "estimate": float,  # the task's yield of the trace after this episode
+            "created_at": str,
+        },
+        pk="key",
+        if_not_exists=True,
+    )
+    t("trace_yields").create_index(["task", "created_at"], if_not_exists=True)
     t("insight_votes").create(
         {"thread_id": str, "ops": str, "at": str}, pk="thread_id", if_not_exists=True
     )

@@ -23,6 +23,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from fakegang.tools.learning.credit import action_value
 from fakegang.tools.models.fake_llm import _message_text, enum_from_schema, stand_in_reflection
 from fakegang.tools.models.json_structured import JsonSchemaChatModel
+from fakegang.tools.rules.actions import parse_step
+from fakegang_env.traces import PAGE_SIZE
 
 PREFIX = "[expert]"
 
@@ -59,9 +61,21 @@ def embedded_episode(episode_id: str) -> Any:
 def oracle_choice(episode: Any, choices: list[str]) -> str:
     """The best legal choice given the truth (first one on ties, menus list the rule's first)."""
     ring = set(episode.network.gang_ids)
-    flagged = set(episode.observation()["flagged_ids"])
+    obs = episode.observation()
+    flagged = set(obs["flagged_ids"])
+    visible = set(obs["visible_account_ids"])
     recall = episode.task_spec.win_recall
-    return max(choices, key=lambda c: action_value(c, ring, flagged, recall))
+
+    def value(choice: str) -> float:
+        kind, account, trace = parse_step(choice)
+        new = None
+        if kind == "pivot" and account and trace and episode.network.traces is not None:
+            net = episode.network
+            page = net.traces.matches(net, trace, account)[:PAGE_SIZE]
+            new = sum(a in ring and a not in visible for a in page)
+        return action_value(choice, ring, flagged, recall, new)
+
+    return max(choices, key=value)
 
 
 def expert_choice(p: float, seed: int, prompt: str, choices: list[str], episode: Any) -> str:

@@ -18,6 +18,7 @@ FEW_SHOT_ACTIONS = 14
 REFLECT_ACTIONS = 20
 CASE_PROFILES = 3
 CASE_FRONTIER = 3
+CASE_PIVOTS = 4
 
 
 @cache
@@ -60,8 +61,9 @@ def render_case(
     frontier: dict[str, float],
 ) -> str:
     """A compact view of the case (a small local model pays for every token of it each step):
-    the unflagged accounts with the strongest evidence, the likeliest frontier, the last result,
-    then budget and flags.
+    the unflagged accounts with the strongest evidence, the likeliest frontier (whose P includes
+    what the pivots that revealed an account say), the last pivots (trace@source=accounts sharing
+    it), the last result, then budget and flags.
 
     Ordered by how often a line changes between two LLM calls, slowest first: the top
     unflagged profiles often stay the same for many steps, the frontier changes with every
@@ -86,6 +88,11 @@ def render_case(
     if frontier:
         top = sorted(frontier.items(), key=lambda kv: -kv[1])[:CASE_FRONTIER]
         lines.append("Uninspected: " + " ".join(f"{x} P={q:.2f}" for x, q in top))
+    if obs.pivots:
+        lines.append(
+            "Pivots: "
+            + " ".join(f"{p.trace}@{p.account_id}={p.total}" for p in obs.pivots[-CASE_PIVOTS:])
+        )
     lines.append(f"Last: {obs.message[:120]}")
     lines.append(
         f"{obs.task} | steps left {obs.steps_remaining}/{obs.max_steps} | "

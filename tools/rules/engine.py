@@ -22,6 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from fakegang.tools.rules import pivots as pivoting
 from fakegang.tools.rules.actions import format_action
 from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
 from fakegang_env.schema import PlainObservation
@@ -38,6 +39,11 @@ EXPLORATION_CONFIDENCE_FLOOR = 0.3
 #: The LLM's menu leaves out flags and unflags the evidence clearly contradicts.
 MENU_FLAG_MIN = 0.25
 MENU_UNFLAG_MAX = 0.5
+#: ... and offers the best pivots expected to reveal at least MENU_PIVOT_MIN new members.
+MENU_PIVOTS = 2
+MENU_PIVOT_MIN = 0.5
+#: How many of each a trusted LLM's (wide) menu offers.
+WIDE_MENU = {"flag": 10, "inspect": 8, "pivot": 4, "unflag": 3}
 
 
 @dataclass(frozen=True)
@@ -83,12 +89,16 @@ def logistic(weights: dict[str, float], feats: dict[str, float]) -> float:
 
 
 def score_case(
-    view: CaseView, weights: dict[str, Any] | None = None
+    view: CaseView,
+    weights: dict[str, Any] | None = None,
+    yields: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """P(gang) for inspected accounts and for the uninspected frontier.
 
     `weights` (profile/frontier) are the refit ones pinned by the episode
-    (tools/learning/experience.py); None means the shipped weights."""
+    (tools/learning/experience.py); None means the shipped weights. Accounts revealed by pivots
+    also carry their origin (tools/rules/pivots.py) under the trace `yields` pinned by the
+    episode (None: the shipped ones); an episode that never pivots scores exactly as before."""
     weights = weights or load_weights()
     likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}
     frontier = {}
@@ -105,13 +115,23 @@ def score_case(
                 feats = frontier_features(view, x, likelihood, known)
                 baseline = logistic(weights["frontier"], feats)
             frontier[x] = baseline
+    if view.obs.pivots:
+        pinned = pivoting.shipped_yields(view.obs.task) if yields is None else yields
+        found = pivoting.episode_yields(view.obs, likelihood, pinned)
+        shared = pivoting.shared_evidence(view.obs, likelihood, found)
+        likelihood = {**likelihood, **shared}
+        evidence = pivoting.pivot_evidence(view.obs, likelihood, found)
+        frontier = pivoting.combine(frontier, evidence)
     return likelihood, frontier
 
 
 def score_observation(
-    obs: PlainObservation, starting_ids: list[str], weights: dict[str, Any] | None = None
+    obs: PlainObservation,
+    starting_ids: list[str],
+    weights: dict[str, Any] | None = None,
+    yields: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    return score_case(CaseView.build(obs, starting_ids), weights)
+    return score_case(CaseView.build(obs, starting_ids), weights, yields)
 
 
 def propose(
@@ -122,6 +142,8 @@ def propose(
     early_submit: bool = True,
     llm_verdicts: Mapping[str, str] | None = None,
     unflagged: Collection[str] = (),
+    pivot_yields: Mapping[str, float] | None = None,
+    wide_menu: bool = False,
 ) -> Proposal:
     """Decide one action for this observation (pure function of its inputs).
 
@@ -136,6 +158,13 @@ def propose(
     scores depend on each other being flagged (refit weights can make them) looped flag, flag,
     unflag, unflag until the action cap: 8 of 200 learning episodes of hard `mixed` campaigns
     (`--model fake`), every one lost with the budget unspent.
+    `pivot_yields` (trace -> members a member's pivot reveals, pinned by the episode) turns on
+    pivots (tools/rules/pivots.py): after the flags, a pivot expected to reveal more new members
+    per budget step than the best inspection finds is run before inspecting or submitting, and
+    the menu offers the best two. None: the engine never pivots (the classic policy).
+    `wide_menu` (an LLM trusted to decide wherever the rule is not near-certain) offers every
+    inspected account to flag, more inspections, pivots and unflags: a trusted model is not held
+    to what the rule already sees (its choices change nothing else in the proposal).
     """
     verdicts = llm_verdicts or {}
     likelihood, frontier = scores or score_observation(obs, starting_ids)
@@ -155,7 +184,12 @@ def propose(
     ]
     flagged_by_score = sorted((p, a) for a, p in likelihood.items() if a in flagged)
     unflag_candidates = [(p, a) for p, a in flagged_by_score if verdicts.get(a) != "flag"]
-    choices = _choices(flag_candidates, flagged_by_score, top_frontier, can_inspect)
+    pivot_moves = (
+        pivoting.candidates(obs, likelihood, pivot_yields) if pivot_yields is not None else []
+    )
+    choices = _choices(
+        flag_candidates, flagged_by_score, top_frontier, can_inspect, pivot_moves, wide_menu
+    )
 
     def done(action: str, confidence: float, reason: str) -> Proposal:
         if action not in choices:
@@ -177,6 +211,14 @@ def propose(
 
     expected_left = sum(q for _, q in top_frontier)
     max_q = top_frontier[0][1] if top_frontier else 0.0
+    best = pivot_moves[0] if pivot_moves else None
+    if (
+        best is not None
+        and best.expected_new >= pivoting.PIVOT_MIN_NEW
+        and best.expected_new / pivoting.PIVOT_STEPS > max_q
+    ):
+        conf = min(0.9, best.expected_new / (best.expected_new + 1.0))
+        return done(format_action("pivot", best.account_id, best.trace), conf, best.reason)
     if not can_inspect or not top_frontier:
         why = "budget spent" if not can_inspect else "nothing left to inspect"
         return done("submit", 0.95, why)
@@ -203,17 +245,28 @@ def _choices(
     unflag_candidates: list[tuple[float, str]],
     top_frontier: list[tuple[str, float]],
     can_inspect: bool,
+    pivot_moves: list[pivoting.PivotMove] = (),  # type: ignore[assignment]
+    wide: bool = False,
 ) -> list[str]:
-    """A short menu of sensible legal actions for the LLM (never the whole network)."""
+    """A short menu of sensible legal actions for the LLM (never the whole network): the best
+    flags, inspections and pivots, an unflag, submit; `wide`: WIDE_MENU of each, whatever the
+    evidence says."""
+    n = WIDE_MENU if wide else {"flag": 3, "inspect": 4, "pivot": MENU_PIVOTS, "unflag": 1}
+    flag_min, pivot_min, unflag_max = (
+        (0.0, 0.0, 1.01) if wide else (MENU_FLAG_MIN, MENU_PIVOT_MIN, MENU_UNFLAG_MAX)
+    )
     out: list[str] = []
-    for p, a in flag_candidates[:3]:
-        if p >= MENU_FLAG_MIN:
+    for p, a in flag_candidates[: n["flag"]]:
+        if p >= flag_min:
             out.append(format_action("flag", a))
     if can_inspect:
-        for x, _ in top_frontier[:4]:
+        for x, _ in top_frontier[: n["inspect"]]:
             out.append(format_action("inspect", x))
-    for p, a in unflag_candidates[:1]:
-        if p < MENU_UNFLAG_MAX:
+    for m in pivot_moves[: n["pivot"]]:
+        if m.expected_new >= pivot_min:
+            out.append(format_action("pivot", m.account_id, m.trace))
+    for p, a in unflag_candidates[: n["unflag"]]:
+        if p < unflag_max:
             out.append(format_action("unflag", a))
     out.append("submit")
     return out

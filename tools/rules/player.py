@@ -6,10 +6,10 @@ through the graph and the HTTP server with exactly the same `propose` function.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from fakegang.tools.rules.actions import parse_action
-from fakegang.tools.rules.engine import Proposal, propose
+from fakegang.tools.rules.actions import parse_step
+from fakegang.tools.rules.engine import Proposal, propose, score_observation
 from fakegang_env.engine import Episode
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import Playbook
@@ -28,12 +28,17 @@ def play_rules(
     early_submit: bool = True,
     tactics: str | Playbook = "classic",
     scorer: Scorer | None = None,
+    pivot_yields: Mapping[str, float] | None = None,
 ) -> dict:
     """Play one episode; `on_step` sees every decision (used to collect training data).
     `tactics` is the ring's playbook (a name or a `Playbook`), as `Episode` takes it; `scorer`
-    replaces the engine's scoring (bench/fit_tactics_model.py explores with the truth)."""
+    replaces the engine's scoring (bench/fit_tactics_model.py explores with the truth);
+    `pivot_yields` lets the engine pivot as the graph does (None: it never pivots, the policy
+    the shipped weights were fitted on)."""
     episode = Episode(task, seed, tactics=tactics)
-    return play_episode(episode, on_step, early_submit=early_submit, scorer=scorer)
+    return play_episode(
+        episode, on_step, early_submit=early_submit, scorer=scorer, pivot_yields=pivot_yields
+    )
 
 
 def play_episode(
@@ -42,6 +47,7 @@ def play_episode(
     *,
     early_submit: bool = True,
     scorer: Scorer | None = None,
+    pivot_yields: Mapping[str, float] | None = None,
 ) -> dict:
     """`play_rules` on an episode already built (a campaign round, `Episode.for_round`)."""
     task, seed = episode.task, episode.seed
@@ -52,15 +58,25 @@ def play_episode(
     unflagged: set[str] = set()
     n = 0
     while not obs.done:
-        scores = scorer(episode, obs, starting) if scorer is not None else None
+        if scorer is not None:
+            scores = scorer(episode, obs, starting)
+        else:
+            scores = score_observation(obs, starting, None, pivot_yields)
         proposal = (
-            propose(obs, starting, scores, early_submit=early_submit, unflagged=unflagged)
+            propose(
+                obs,
+                starting,
+                scores,
+                early_submit=early_submit,
+                unflagged=unflagged,
+                pivot_yields=pivot_yields,
+            )
             if n < max_actions
             else Proposal("submit", 1.0, "cap")
         )
         if on_step is not None:
             on_step(episode, obs, starting, proposal)
-        action_type, account_id = parse_action(proposal.action)
+        action_type, account_id, trace = parse_step(proposal.action)
         if action_type == "flag":
             flags.append(
                 (
@@ -71,7 +87,7 @@ def play_episode(
             )
         if action_type == "unflag" and account_id:
             unflagged.add(account_id)
-        obs = PlainObservation(**episode.step(action_type, account_id))
+        obs = PlainObservation(**episode.step(action_type, account_id, trace))
         n += 1
     return {
         "task": task,

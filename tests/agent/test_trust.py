@@ -1,0 +1,75 @@
+"""Credit that buys trust: on hand-made credit records, a model whose judged disagreements keep
+winning ends up deciding wherever the rule is not near-certain, with no stake; one that keeps
+losing stays at the floor and is not asked; `--alpha seed` is unchanged."""
+
+from __future__ import annotations
+
+from fakegang.graph.context import Context
+from fakegang.graph.learning import pinned_at_start
+from fakegang.tools.learning import credit, credit_store
+from fakegang.tools.learning.alpha import ALPHA_CAPS, ALPHA_FLOOR, arbitrate_mode
+from fakegang.tools.memory.store import Memory
+
+
+def _pinned_after(tmp_path, records: list[credit.Credit], alpha_rule: str = "credit") -> dict:
+    db = tmp_path / f"{alpha_rule}-{len(records)}-{records[0].better}.sqlite"
+    memory = Memory(db)
+    for i, c in enumerate(records):
+        credit_store.record(memory, "hard", f"t{i}", c, llm_calls=10, actions=80, alpha=0.2)
+    ctx = Context(env_url="http://127.0.0.1:1", db_path=str(db), alpha_rule=alpha_rule)
+    pinned = pinned_at_start(ctx, memory, "hard")
+    memory.close()
+    return pinned
+
+
+def _decides(pinned: dict, rule_confidence: float, calls_so_far: int = 0) -> str:
+    """The mode of one disagreement (the rule says inspect, the LLM says flag) at step 0."""
+    stake = pinned["llm_stake"]
+    ask = credit.should_ask(
+        rule_confidence,
+        pinned["alpha"],
+        pinned["llm_gain"],
+        0.0,  # no exploration: only trusted calls
+        "hard:0:1",
+        0,
+        None if stake is None else stake - calls_so_far,
+    )
+    if not ask.ask:
+        return "not asked"
+    return arbitrate_mode("inspect u_1", rule_confidence, "flag u_2", pinned["alpha"])
+
+
+def test_a_winning_record_decides_wherever_the_rule_is_not_near_certain(tmp_path):
+    winning = [credit.Credit(better=4, worse=0, ties=3)] * 5  # 20 won, none lost
+    pinned = _pinned_after(tmp_path, winning)
+    assert pinned["alpha"] == credit.ALPHA_TRUSTED > ALPHA_CAPS["hard"]
+    assert pinned["llm_stake"] is None  # no per-episode bound on its calls
+    # above the task's cap, and however many calls it has made this episode
+    assert _decides(pinned, 0.9) == "llm"
+    assert _decides(pinned, 0.5, calls_so_far=500) == "llm"
+    assert _decides(pinned, 0.995) == "not asked"  # a near-certain rule still stands
+
+
+def test_a_young_record_is_trusted_within_its_stake_and_cap(tmp_path):
+    pinned = _pinned_after(tmp_path, [credit.Credit(better=5, worse=1)])
+    assert ALPHA_FLOOR < pinned["alpha"] < ALPHA_CAPS["hard"]
+    assert pinned["llm_stake"] == credit.STAKE_MIN
+    assert _decides(pinned, 0.3) == "llm"
+    assert _decides(pinned, 0.3, calls_so_far=credit.STAKE_MIN) == "not asked"
+
+
+def test_a_losing_record_stays_at_the_floor_and_is_not_asked(tmp_path):
+    losing = [credit.Credit(better=1, worse=4)] * 5
+    pinned = _pinned_after(tmp_path, losing)
+    assert pinned["alpha"] == ALPHA_FLOOR and pinned["llm_gain"] < 0
+    assert pinned["llm_stake"] == credit.STAKE_MIN
+    assert pinned["explore_rate"] == credit.EXPLORE_FLOOR
+    assert _decides(pinned, 0.1) == "not asked"
+    assert _decides(pinned, 0.5) == "not asked"
+
+
+def test_the_seed_rule_ignores_the_credit(tmp_path):
+    winning = [credit.Credit(better=4, worse=0)] * 5
+    pinned = _pinned_after(tmp_path, winning, alpha_rule="seed")
+    assert pinned["alpha"] == ALPHA_FLOOR and pinned["llm_stake"] is None
+    assert pinned["llm_gain"] == 1.0 and pinned["explore_rate"] == 0.0
