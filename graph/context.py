@@ -5,12 +5,21 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 
-from fakegang.tools.models.model_settings import BEDROCK_MODEL_ENV, DEFAULT_BEDROCK_MODEL, ModelSettings
+from fakegang.tools.models.model_settings import (
+    BEDROCK_MODEL_ENV,
+    DEFAULT_BEDROCK_MODEL,
+    ModelSettings,
+)
 
 #: Every setting's environment variable starts with this (see `env_var`).
 ENV_PREFIX = "FAKEGANG_"
 #: Where checkpoints and the agent's memory live unless `--db` / FAKEGANG_DB_PATH says otherwise.
 DEFAULT_DB_PATH = "checkpoints/fakegang.sqlite"
+#: The project's state directory (git-ignored): the default database, Studio's server state and
+#: reports live here, wherever `--db` points.
+STATE_DIR = "checkpoints"
+#: What can play an episode (`Context.run_kind`); only train and campaign learn by default.
+RUN_KINDS = ("train", "campaign", "eval", "fork", "studio", "api")
 
 
 @dataclass(kw_only=True)
@@ -40,14 +49,27 @@ class Context:
     llm_retries: int = field(default=2, metadata={"description": "Retries on throttling/5xx."})
     k_reflections: int = field(default=4, metadata={"description": "Lessons put in prompts."})
     learn: bool = field(
-        default=True,
-        metadata={"description": "False for evaluation: memory is read, never written."},
-    )
-    record: bool = field(
         default=False,
         metadata={
-            "description": "With learn off, still record the episode (outcome, steps, "
-            "observations): evaluation shards, merged into the main database afterwards."
+            "description": "Write what the episode teaches into the memory later training "
+            "reads (lessons, few-shot example, experience, refits, credit, insights). Training "
+            "and learning campaigns turn it on; evaluation, forks, Studio and Python API runs "
+            "leave it off and only read the memory, unless asked (`--learn`, this field)."
+        },
+    )
+    record: bool = field(
+        default=True,
+        metadata={
+            "description": "Record the episode (outcome, steps, observations) marked by its "
+            "run kind, learning or not; off opens the memory read-only."
+        },
+    )
+    run_kind: str = field(
+        default="api",
+        metadata={
+            "description": "What played the episode: train | campaign | eval | fork | studio | "
+            "api (Python calls). Recorded on the episode so runs, report and view tell them "
+            "apart."
         },
     )
     refit: bool = field(
@@ -79,6 +101,10 @@ class Context:
                 setattr(self, f.name, env_value.lower() in ("1", "true", "yes"))
             else:
                 setattr(self, f.name, env_value)
+        if self.run_kind not in RUN_KINDS:
+            raise ValueError(
+                f"run_kind must be one of {', '.join(RUN_KINDS)}, not {self.run_kind!r}"
+            )
 
     def model_settings(self) -> ModelSettings:
         """The chat-model part of these settings (what the model factory and calls read)."""

@@ -73,7 +73,9 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     starting_ids: list[str]
     max_steps: int
     max_actions: int
-    weights_version: int  # rule weights pinned at the start (0: shipped; tools/learning/experience.py)
+    weights_version: (
+        int  # rule weights pinned at the start (0: shipped; tools/learning/experience.py)
+    )
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
     llm_stake: int | None  # trusted LLM calls allowed this episode (None: no bound)
@@ -88,6 +90,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     rule: dict[str, Any]  # rule_check: action, confidence, reason
     choices: list[str]  # rule_check: legal actions offered to the LLM
     llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
+    llm_off: str  # llm_decide: set when the model timed out; not asked again in this episode
     decision: dict[str, Any]  # arbitrate: index, action, mode
     llm_verdicts: dict[str, str]  # arbitrate: account -> flag|unflag the LLM decided (kept)
     unflagged_ids: list[str]  # arbitrate: unflagged this episode (the rule never re-flags them)

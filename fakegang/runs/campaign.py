@@ -144,6 +144,7 @@ def play_campaign(
                 env_url=url,
                 db_path=db_path,
                 model=model,
+                run_kind="campaign",
                 learn=mode == "learning",
                 # static rounds are recorded too (outcome, steps); with learning off nothing
                 # read during play depends on them (α and weights come from tables it never writes)

@@ -65,8 +65,12 @@ class TrainOptions:
         return cls(**{k: v for k, v in settings.items() if k in names})
 
 
-def context_for(opts: TrainOptions, env_url: str) -> Context:
+def context_for(opts: TrainOptions, env_url: str, *, kind: str = "train") -> Context:
+    """The graph's settings for a run of `kind`: a training run learns, a fork never does (a
+    what-if's outcome must not become a lesson)."""
     return Context(
+        run_kind=kind,
+        learn=kind == "train",
         env_url=env_url,
         db_path=opts.db,
         model=opts.model,
