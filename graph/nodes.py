@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
-from fakegang.graph.state import TALLY_KEYS, TRUSTED_CALLS, EpisodeState
+from fakegang.graph.state import BENCHED_REASON, TALLY_KEYS, TRUSTED_CALLS, EpisodeState
 from fakegang.tools.learning import insights
 from fakegang.tools.models import prompting
 from fakegang.tools.models import llm as llm_calls
@@ -202,8 +202,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
     update: dict[str, Any] = {}
     if result.timed_out:  # asking again would stall every later step the same way
         update["llm_off"] = (
-            f"the model timed out at action #{state['action_count']}: the rules decide the "
-            "rest of this episode"
+            f"{BENCHED_REASON}{state['action_count']}: the rules decide the rest of this episode"
         )
     return {
         **update,

@@ -20,6 +20,8 @@ LLM_COUNTERS: tuple[str, ...] = ("llm_calls", "llm_tokens", "llm_errors")
 #: Calls made while the LLM was trusted to decide (not shadows): what its stake bounds.
 TRUSTED_CALLS = "llm_trusted_calls"
 TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS, TRUSTED_CALLS)
+#: The start of `llm_off` (and of the steps' llm_reason) once the model timed out in an episode.
+BENCHED_REASON = "the model timed out at action #"
 
 
 def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:

@@ -287,7 +287,7 @@ def play_schedule(
                         f"      {s['idx'] + 1:3d}: {s['action']:32s} [{s['mode']}] "
                         f"rule={s['rule_confidence']:.2f} {s['message'][:60]}"
                     )
-            if episode % 10 == 0:
+            if episode % 10 == 0 and episode < opts.episodes:  # the last one is FINAL's
                 printer.summary(f"Episodes 1–{episode}")
     except RunPaused as paused:
         memory.upsert_run({"run_id": run_id, "status": "paused"})
@@ -304,11 +304,23 @@ def play_schedule(
         raise
     memory.upsert_run({"run_id": run_id, "status": "finished"})
     printer.summary("FINAL")
+    say_llm_failures(memory, run_id, printer, verbose=opts.verbose)
     printer.print(memory.summary())
     path = write_metrics(memory, run_id, log_dir)
     printer.print(f"\nMetrics saved to: {path}")
     printer.print(f"Memory saved to: {opts.db}")
     return path
+
+
+def say_llm_failures(memory, run_id: str, printer: ProgressPrinter, *, verbose: bool) -> None:
+    """The run's failed LLM calls, one line per error class (each call with `verbose`)."""
+    from fakegang.runs.llm_failures import run_llm_failures
+
+    lines = run_llm_failures(memory.db, run_id).lines(verbose=verbose)
+    for line in lines:
+        printer.print(line if line.startswith(" ") else f"LLM: {line}")
+    if lines:
+        printer.print("")
 
 
 def _rollback(app) -> None:
