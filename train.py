@@ -1,4 +1,4 @@
-"""The seed's entry point: `python train.py [--task T] [--episodes N] [--model M] ...`."""
+"""`python train.py [options]` is `fakegang train [options]`: what `make run` runs."""
 
 import sys
 

@@ -136,7 +136,7 @@ def table(r: dict) -> str:
             )
         )
     ts = r.get("tactics_speed", {})
-    rows.append(("GENERATIONS (issue 12)", ""))
+    rows.append(("GENERATIONS", ""))
     if not err(ts):
         rows.append(
             (

@@ -5,7 +5,8 @@ server (about 5-7 s per hard episode here), so 20 campaigns x 10 rounds x 2 mode
 would take hours on this 2-core machine. With `--model fake` the credit rule keeps α at its floor
 (0.20) and the rule's confidence never drops below 0.30, so the agent's actions are exactly the
 rule engine's: this script plays that same policy (`propose` with the pinned weights) and learns
-with the same code (`tools/learning/experience.py`: labelled rows, MAP refit, versions) after each round.
+with the same code (`tools/learning/experience.py`: labelled rows, MAP refit, versions) after each
+round.
 LLM call shares are not measured here (use `fakegang campaign`).
 
     python bench/campaign_curves.py --task hard --tactics mixed --campaigns 0-19 --rounds 10
@@ -23,8 +24,8 @@ from fakegang.cli.train import parse_seed_range
 from fakegang.runs.campaign import summarise
 from fakegang.tools.learning import experience
 from fakegang.tools.memory.store import Memory
-from fakegang.tools.rules.player import play_episode
 from fakegang.tools.rules.engine import score_observation
+from fakegang.tools.rules.player import play_episode
 from fakegang_env.engine import Episode
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import campaign_schedule

@@ -6,7 +6,8 @@ Training data only: `mixed` playbooks keyed `tactics-fit:<task>:<i>` (no campaig
 calibration seed draws them) on episode seeds 200000+i. Each episode is explored with the truth
 (the inspected accounts scored 0.99 / 0.01, as bench/evidence_ceiling.py's `perfect` scorer), so
 the rows cover members and the innocents a good investigation meets; the rows themselves are the
-ones `reflect` stores (tools/learning/experience.py `labelled_rows`: profile0, profile1, profile). Each
+ones `reflect` stores (tools/learning/experience.py `labelled_rows`: profile0, profile1, profile).
+Each
 feature gets one weight plus one per channel times that channel's strength, fitted as a MAP
 logistic regression centred on the shipped weights (interactions at 0). A second round adds the
 rows the first round's model reaches when it explores by itself, and refits (on training
@@ -26,10 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from evidence_ceiling import perfect_scores  # noqa: E402  (bench/evidence_ceiling.py)
 
-from fakegang.tools.learning import refit  # noqa: E402
-from fakegang.tools.rules import engine as rules  # noqa: E402
-from fakegang.tools.learning import tactics_model  # noqa: E402
+from fakegang.tools.learning import (
+    refit,  # noqa: E402
+    tactics_model,  # noqa: E402
+)
 from fakegang.tools.learning.experience import labelled_rows  # noqa: E402
+from fakegang.tools.rules import engine as rules  # noqa: E402
 from fakegang.tools.rules.player import play_rules  # noqa: E402
 from fakegang_env.tactics import CHANNELS, mixed_playbook  # noqa: E402
 

@@ -1,5 +1,5 @@
 """`make bench` learning sections: the rule engine's flag calibration, the generations' table
-(issue 12) and the campaign learning curves with the refit time (issue 13).
+and the campaign learning curves with the refit time.
 
 Split from run_all.py, which keeps the orchestration and the CLI; bench/ is on sys.path.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import tactics_calibration  # bench/tactics_calibration.py
 
+from fakegang.graph.context import Context
 from fakegang.runs.runner import TrainOptions, train
 from fakegang_env.generator import generate_network
 from fakegang_env.tasks import TASK_NAMES as TASKS
@@ -29,11 +30,10 @@ def calibration_run(env_url: str, episodes: int, work: Path) -> str:
     with (work / "calibration-train.log").open("w") as fh:
         for task in TASKS:
             opts = TrainOptions(
+                context=Context(model="fake", db_path=db),
                 env_url=env_url,
                 task=task,
                 episodes=episodes,
-                model="fake",
-                db=db,
                 seed_offset=2000,
                 log_dir=str(work / f"cal-runs-{task}"),
             )
@@ -86,7 +86,7 @@ def flag_calibration(dbs: list[str]) -> dict:
 
 
 def bench_tactics(args: argparse.Namespace) -> dict:
-    """The generations' calibration table (issue 12); --quick: hard, classic and mixed, 3 seeds."""
+    """The generations' calibration table; --quick: hard, classic and mixed, 3 seeds."""
     if args.quick:
         return tactics_calibration.run(
             ["hard"], ["classic", "mixed"], [0, 1, 2], [1000, 1001], workers=2

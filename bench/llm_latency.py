@@ -82,7 +82,7 @@ def episode_prompts(
         action_log=["INSPECT u_1a2b3c", "FLAG u_1a2b3c", "INSPECT u_44aa01", "SUBMIT"],
         modes={"agree": 3, "rule_override": 20, "llm": 7},
     )
-    label = f"agent prompts, {task} inspect steps (fakegang.tools.models.prompting, 4 lessons + few-shot)"
+    label = f"agent prompts, {task} inspect steps (the agent's prompting, 4 lessons + few-shot)"
     return prompts, reflection, label
 
 

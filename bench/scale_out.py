@@ -6,7 +6,7 @@ Each run is a separate `fakegang eval` process on a fresh database, timed from i
 its exit, so every figure includes interpreter start-up and imports, the embedded environment
 server, the worker processes' start (forkserver) or Ray's (`ray.init` of a local instance and
 its workers), and the merge of every episode's shard into the database. The three runs' result
-rows must be identical (`identical_results`). Targets (issue 14, a quiet 2-core machine):
+rows must be identical (`identical_results`). Targets (a quiet 2-core machine):
 worker processes >= 1.7x, Ray >= 1.5x. On a machine shared with other work the ratios are
 noisy: the load average at the start of each run is recorded next to it.
 """
@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"processes": 1.7, "ray": 1.5}
 #: Rounds of the three runs; the figures are medians (one round swung Ray from 1.26x to 1.50x).
 REPEATS = 3
-#: Fields that must not depend on the backend (a subset of tools/memory/episode_row.py COMPARABLE_KEYS).
+#: Fields that must not depend on the backend (a subset of tools/memory/episode_row.py
+#: COMPARABLE_KEYS).
 COMPARED = ("seed", "won", "reward", "grader_score", "steps_used", "final_message", "action_log")
 
 

@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from fakegang.tools.rules import evidence
 from fakegang.tools.rules import engine as rules
+from fakegang.tools.rules import evidence
 from fakegang.tools.rules.evidence import CaseView, profile_features
 from fakegang.tools.rules.player import play_rules
 from fakegang_env.arguments import seed_range

@@ -21,11 +21,10 @@ import json
 import sys
 import time
 
-from fakegang.tools.learning import refit
-from fakegang.tools.learning import tactics_model
+from fakegang.tools.learning import refit, tactics_model
 from fakegang.tools.learning.experience import labelled_rows
-from fakegang.tools.rules.player import play_rules
 from fakegang.tools.rules.engine import load_weights
+from fakegang.tools.rules.player import play_rules
 from fakegang_env.tactics import CHANNELS, mixed_playbook
 
 SEED_BASE = 90_000

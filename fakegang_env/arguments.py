@@ -7,10 +7,20 @@ importing a command-line module.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Callable
 
 from fakegang_env.tasks import get_task
 
-__all__ = ["positive", "port_number", "seed_range", "task_name", "seed_number"]
+__all__ = [
+    "positive",
+    "port_number",
+    "quiet_on_broken_pipe",
+    "seed_range",
+    "task_name",
+    "seed_number",
+]
 
 
 def task_name(text: str) -> str:
@@ -67,3 +77,16 @@ def port_number(text: str) -> int:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"port must be 1-65535, got {text}")
     return value
+
+
+def quiet_on_broken_pipe(run: Callable[[], int]) -> int:
+    """Run a command; if the reader of its output went away (`... | head`), end quietly as the
+    shell's own tools do: no traceback, exit status 141 (128 + SIGPIPE)."""
+    try:
+        code = run()
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout once more at exit
+        return 141

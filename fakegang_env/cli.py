@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from fakegang_env.arguments import seed_number, seed_range, task_name
+from fakegang_env.arguments import quiet_on_broken_pipe, seed_number, seed_range, task_name
 from fakegang_env.server.serve_args import add_serve_arguments
 from fakegang_env.tactics import CHANNELS, TACTICS_NAMES, tactics_catalog
 from fakegang_env.tasks import TASK_NAMES
@@ -217,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fakegang env", description=__doc__.splitlines()[0])
     fill_env_parser(parser)
     args = parser.parse_args(args_in)
-    return args.func(args)
+    return quiet_on_broken_pipe(lambda: args.func(args))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,23 @@
-"""Run-time settings of the episode graph, read by the nodes through `runtime.context`."""
+"""Run-time settings of the episode graph, read by the nodes through `runtime.context`.
+
+This dataclass is the one definition of every run setting: its default, its help text, its
+environment variable and, where it has one, its command-line flag (`fakegang/cli/settings.py`
+builds the options of `train`, `eval`, `campaign`, `studio` and `llm-check` from these fields).
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from fakegang.tools.models.model_settings import (
     BEDROCK_MODEL_ENV,
     DEFAULT_BEDROCK_MODEL,
+    DEFAULT_MODEL,
+    DEFAULT_RETRIES,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
     ModelSettings,
 )
 
@@ -15,11 +25,22 @@ from fakegang.tools.models.model_settings import (
 ENV_PREFIX = "FAKEGANG_"
 #: Where checkpoints and the agent's memory live unless `--db` / FAKEGANG_DB_PATH says otherwise.
 DEFAULT_DB_PATH = "checkpoints/fakegang.sqlite"
+#: How α is computed: credit (counterfactual credit) or seed (the win-rate formula of the original
+#: training script, kept for comparison).
+ALPHA_RULES = ("credit", "seed")
 #: The project's state directory (git-ignored): the default database, Studio's server state and
 #: reports live here, wherever `--db` points.
 STATE_DIR = "checkpoints"
 #: What can play an episode (`Context.run_kind`); only train and campaign learn by default.
 RUN_KINDS = ("train", "campaign", "eval", "fork", "studio", "api")
+#: The shortest LLM timeout accepted (s): the quickest model here, the local one with its prompt
+#: cached, answers a decision in about 0.7 s; below a second nearly every call would time out.
+MIN_LLM_TIMEOUT_S = 1.0
+
+
+def setting(default: Any, description: str, flag: str | None = None, **extra: Any) -> Any:
+    """A Context field: its default, help text and (optional) command-line flag in one place."""
+    return field(default=default, metadata={"description": description, "flag": flag, **extra})
 
 
 @dataclass(kw_only=True)
@@ -31,79 +52,85 @@ class Context:
     CLI hand the same settings to the graph.
     """
 
-    env_url: str = field(
-        default="http://127.0.0.1:8000",
-        metadata={"description": "Base URL of the fakegang environment server."},
+    env_url: str = setting(
+        "http://127.0.0.1:8000",
+        "Base URL of the fakegang environment server; $FAKEGANG_ENV_TOKEN is sent as its "
+        "bearer token.",
+        "--env-url",
     )
-    db_path: str = field(
-        default=DEFAULT_DB_PATH,
-        metadata={"description": "SQLite file holding checkpoints and the agent's memory."},
+    db_path: str = setting(
+        DEFAULT_DB_PATH, "SQLite file holding checkpoints and the agent's memory.", "--db"
     )
-    model: str = field(
-        default="fake",
-        metadata={"description": "Chat model: local | fake | bedrock | provider:model."},
+    model: str = setting(
+        DEFAULT_MODEL,
+        "Chat model: local (SmolLM2 on the CPU) | fake | expert:P | bedrock | provider:model.",
+        "--model",
     )
-    temperature: float = field(default=0.4, metadata={"description": "LLM temperature."})
-    model_seed: int = field(default=0, metadata={"description": "Seed for sampling models."})
-    llm_timeout_s: float = field(default=30.0, metadata={"description": "Per-call LLM timeout."})
-    llm_retries: int = field(default=2, metadata={"description": "Retries on throttling/5xx."})
-    k_reflections: int = field(default=4, metadata={"description": "Lessons put in prompts."})
-    learn: bool = field(
-        default=False,
-        metadata={
-            "description": "Write what the episode teaches into the memory later training "
-            "reads (lessons, few-shot example, experience, refits, credit, insights). Training "
-            "and learning campaigns turn it on; evaluation, forks, Studio and Python API runs "
-            "leave it off and only read the memory, unless asked (`--learn`, this field)."
-        },
+    temperature: float = setting(DEFAULT_TEMPERATURE, "LLM temperature.", "--temperature")
+    model_seed: int = setting(0, "Sampling seed of the chat model.", "--model-seed")
+    llm_timeout_s: float = setting(
+        DEFAULT_TIMEOUT_S,
+        f"Seconds allowed for one LLM call (at least {MIN_LLM_TIMEOUT_S:g}).",
+        "--llm-timeout",
+        minimum=MIN_LLM_TIMEOUT_S,
     )
-    record: bool = field(
-        default=True,
-        metadata={
-            "description": "Record the episode (outcome, steps, observations) marked by its "
-            "run kind, learning or not; off opens the memory read-only."
-        },
+    llm_retries: int = setting(
+        DEFAULT_RETRIES, "Retries of an LLM call on throttling or 5xx.", "--llm-retries"
     )
-    run_kind: str = field(
-        default="api",
-        metadata={
-            "description": "What played the episode: train | campaign | eval | fork | studio | "
-            "api (Python calls). Recorded on the episode so runs, report and view tell them "
-            "apart."
-        },
+    k_reflections: int = setting(4, "Lessons put in prompts.")
+    learn: bool = setting(
+        False,
+        "Write what the episodes teach into the memory later training reads (lessons, few-shot "
+        "example, experience, refits, credit, insights). Training and learning campaigns always "
+        "do; Studio and Python API runs only read the memory unless this is on; evaluations and "
+        "forks never learn.",
+        "--learn",
     )
-    refit: bool = field(
-        default=True,
-        metadata={"description": "Refit the rule weights from debriefs (False: shipped weights)."},
+    record: bool = setting(
+        True,
+        "Record the episode (outcome, steps, observations) marked by its run kind, learning or "
+        "not; off opens the memory read-only.",
     )
-    alpha_rule: str = field(
-        default="credit",
-        metadata={
-            "description": "α rule: credit (counterfactual credit) | seed (win-rate formula)."
-        },
+    run_kind: str = setting(
+        "api",
+        "What played the episode: train | campaign | eval | fork | studio | api (Python "
+        "calls); recorded on the episode so runs, report and Studio tell them apart.",
+        choices=RUN_KINDS,
     )
-    bedrock_model_id: str = field(
-        default=DEFAULT_BEDROCK_MODEL,
-        metadata={"description": "Bedrock model id.", "env": BEDROCK_MODEL_ENV},
+    refit: bool = setting(True, "Refit the rule weights from debriefs (False: shipped weights).")
+    alpha_rule: str = setting(
+        "credit",
+        "How the LLM earns trust: credit (counterfactual credit) | seed (win-rate formula).",
+        "--alpha",
+        choices=ALPHA_RULES,
     )
-    bedrock_region: str | None = field(default=None, metadata={"description": "AWS region."})
+    bedrock_model_id: str = setting(
+        DEFAULT_BEDROCK_MODEL,
+        "Bedrock model id for --model bedrock.",
+        "--bedrock-model",
+        env=BEDROCK_MODEL_ENV,
+    )
+    bedrock_region: str | None = setting(
+        None, "AWS region (else AWS_REGION / AWS_DEFAULT_REGION).", "--bedrock-region"
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
             env_value = os.environ.get(env_var(f.name))
             if env_value is None or getattr(self, f.name) != f.default:
                 continue
-            if f.type in ("float", float):
-                setattr(self, f.name, float(env_value))
-            elif f.type in ("int", int):
-                setattr(self, f.name, int(env_value))
-            elif f.type in ("bool", bool):
-                setattr(self, f.name, env_value.lower() in ("1", "true", "yes"))
-            else:
-                setattr(self, f.name, env_value)
+            setattr(self, f.name, parse_value(f.name, env_value))
+        self.check()
+
+    def check(self) -> None:
+        """Refuse settings no run can use (ValueError naming the setting and the bound)."""
         if self.run_kind not in RUN_KINDS:
             raise ValueError(
                 f"run_kind must be one of {', '.join(RUN_KINDS)}, not {self.run_kind!r}"
+            )
+        if not self.llm_timeout_s >= MIN_LLM_TIMEOUT_S:
+            raise ValueError(
+                f"llm_timeout_s must be at least {MIN_LLM_TIMEOUT_S:g} s, got {self.llm_timeout_s}"
             )
 
     def model_settings(self) -> ModelSettings:
@@ -117,6 +144,20 @@ class Context:
             bedrock_model_id=self.bedrock_model_id,
             bedrock_region=self.bedrock_region,
         )
+
+
+def field_type(name: str) -> type:
+    """The Python type of Context field `name` (annotations are strings under __future__)."""
+    text = str(Context.__dataclass_fields__[name].type)
+    return {"float": float, "int": int, "bool": bool}.get(text, str)
+
+
+def parse_value(name: str, text: str) -> Any:
+    """Context field `name` read from text (an environment variable or a flag)."""
+    kind = field_type(name)
+    if kind is bool:
+        return text.lower() in ("1", "true", "yes")
+    return kind(text)
 
 
 def env_var(name: str) -> str:

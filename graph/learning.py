@@ -17,21 +17,17 @@ from typing import Any
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.tools.learning import credit as credit_rules
-from fakegang.tools.learning import credit_store
-from fakegang.tools.learning import experience
-from fakegang.tools.learning import insights
+from fakegang.tools.learning import credit_store, experience, insights
 from fakegang.tools.learning.alpha import ALPHA_FLOOR, compute_alpha
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules.engine import load_weights
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tasks import get_task
 
-ALPHA_RULES = ("credit", "seed")
-
 
 def pinned_at_start(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
     """State fields fixed for the whole episode (see the module docstring)."""
-    with memory._lock:  # sqlite-utils queries share one connection across eval threads
+    with memory.locked():
         return _pinned(ctx, memory, task)
 
 

@@ -19,14 +19,14 @@ from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
 from fakegang.graph.state import BENCHED_REASON, TALLY_KEYS, TRUSTED_CALLS, EpisodeState
+from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.learning import insights
-from fakegang.tools.models import prompting
-from fakegang.tools.models import llm as llm_calls
-from fakegang.tools.rules.actions import parse_action
 from fakegang.tools.learning.alpha import arbitrate_mode
 from fakegang.tools.learning.credit import should_ask
-from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.memory.store import utc_now
+from fakegang.tools.models import llm as llm_calls
+from fakegang.tools.models import prompting
+from fakegang.tools.rules.actions import parse_action
 from fakegang.tools.rules.engine import propose, score_observation
 from fakegang_env.tasks import get_task
 
@@ -89,7 +89,7 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
     )
     resources.store_observation(ctx, thread_id, obs)
     pinned = learning.pinned_at_start(ctx, memory, task.name)
-    with memory._lock:  # one connection shared by `eval --concurrency` threads
+    with memory.locked():
         learned = [i.text for i in insights.active(memory, task.name)] if ctx.learn else []
     lessons = memory.reflections(task.name, n=ctx.k_reflections)
     best = memory.best_trajectory(task.name)
@@ -226,7 +226,8 @@ def arbitrate(state: EpisodeState) -> dict:
     """Pick the action: `agree`, `rule_override` (rule confident or LLM unusable) or `llm`.
 
     A flag or unflag the LLM decided goes into `llm_verdicts`, which the rule does not reverse
-    by itself (tools/rules/engine.py `propose`); the LLM's next decision on that account replaces it."""
+    by itself (tools/rules/engine.py `propose`); the LLM's next decision on that account replaces
+    it."""
     rule = state["rule"]
     llm = state.get("llm", {})
     llm_action = llm.get("action") if llm.get("status") == "ok" else None

@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 
 from fakegang.graph import resources
-from fakegang.tools.rules.actions import parse_action
 from fakegang.tools.env_client import EnvClient, reset_options
+from fakegang.tools.rules.actions import parse_action
 from fakegang_env.schema import PlainObservation
 
 log = logging.getLogger("fakegang.recovery")

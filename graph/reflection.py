@@ -17,12 +17,12 @@ from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.nodes import thread_id_of
 from fakegang.graph.state import EpisodeState, tally_columns
-from fakegang.tools.models import llm as llm_calls
-from fakegang.tools.models import prompting
-from fakegang.tools.rules.actions import log_form
 from fakegang.tools.learning.alpha import MODE_COLUMNS
 from fakegang.tools.memory.episode_row import RESULT_KEYS
 from fakegang.tools.memory.store import Trajectory, utc_now
+from fakegang.tools.models import llm as llm_calls
+from fakegang.tools.models import prompting
+from fakegang.tools.rules.actions import log_form
 from fakegang_env.tasks import get_task
 
 __all__ = ["FALLBACK_PREFIX", "reflect"]

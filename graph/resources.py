@@ -11,9 +11,9 @@ from collections import OrderedDict
 from typing import Any
 
 from fakegang.graph.context import Context
-from fakegang.tools.models.chat_models import ModelSettings, make_chat_model
 from fakegang.tools.env_client import EnvClient
 from fakegang.tools.memory.store import Memory
+from fakegang.tools.models.chat_models import ModelSettings, make_chat_model
 from fakegang_env.schema import PlainObservation
 
 _lock = threading.Lock()

@@ -1,7 +1,8 @@
 """The episode graph's state: small and JSON-like, because every checkpoint stores all of it.
 
 Full observations, step logs, reflections and trajectories live in the memory tables
-(tools/memory/store.py); the state keeps the control fields plus what each node saw and decided in the
+(tools/memory/store.py); the state keeps the control fields plus what each node saw and decided in
+the
 current step, replaced (never appended) at each step.
 """
 

@@ -7,8 +7,9 @@ import json
 import os
 import sys
 
-from fakegang.cli.train import parse_seed_range
 from fakegang.cli.eval import add_scale_arguments
+from fakegang.cli.settings import EMBEDDED_ENV, add_setting_arguments
+from fakegang.cli.train import parse_seed_range
 from fakegang_env.tactics import MAX_ROUND, TACTICS_NAMES
 from fakegang_env.tasks import TASKS
 
@@ -41,7 +42,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             db=args.db,
             from_db=args.from_db,
             env_url=args.env_url,
-            alpha_rule=args.alpha,
+            alpha_rule=args.alpha_rule,
             concurrency=args.concurrency or default_workers,
             backend=args.backend,
             address=args.address,
@@ -82,7 +83,18 @@ def add_campaign_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tactics", choices=TACTICS_NAMES, default="mixed")
     p.add_argument("--campaigns", type=parse_seed_range, default=[0], help="A-B inclusive")
     p.add_argument("--rounds", type=_rounds, default=10)
-    p.add_argument("--model", default="fake", help="fake | local | expert:P | bedrock | ...")
+    add_setting_arguments(
+        p,
+        ("env_url", "model", "alpha_rule"),
+        overrides={
+            "env_url": EMBEDDED_ENV,
+            "model": (
+                "fake",
+                "a campaign plays hundreds of episodes, which the local model would take hours "
+                "over on a CPU",
+            ),
+        },
+    )
     p.add_argument("--compare", action="store_true", help="also play static and oracle")
     p.add_argument(
         "--db",
@@ -90,8 +102,6 @@ def add_campaign_commands(sub: argparse._SubParsersAction) -> None:
         "memory as DB-<mode>-c<N>.sqlite",
     )
     p.add_argument("--from-db", help="start every campaign from a copy of this memory")
-    p.add_argument("--env-url", help="use this environment server instead of an embedded one")
-    p.add_argument("--alpha", choices=("credit", "seed"), default="credit")
     add_scale_arguments(p, unit="campaigns (x modes with --compare)")
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")

@@ -7,8 +7,8 @@ import json
 import os
 import sys
 
+from fakegang.cli.settings import EMBEDDED_ENV, add_setting_arguments
 from fakegang.cli.train import parse_seed_range
-from fakegang.graph.context import DEFAULT_DB_PATH
 from fakegang_env.arguments import positive
 from fakegang_env.tactics import TACTICS_NAMES
 from fakegang_env.tasks import TASK_NAMES
@@ -27,7 +27,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             task=args.task,
             seeds=args.seeds,
             model=args.model,
-            db=args.db,
+            db=args.db_path,
             env_url=args.env_url,
             concurrency=concurrency,
             backend=args.backend,
@@ -90,15 +90,13 @@ def add_eval_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="play seeds with the current memory, read-only")
     p.add_argument("--task", choices=TASK_NAMES, required=True)
     p.add_argument("--seeds", type=parse_seed_range, required=True, help="A-B inclusive")
-    p.add_argument("--model", default="local")
     p.add_argument(
         "--tactics",
         choices=TACTICS_NAMES,
         default="classic",
         help="the ring's playbook on every seed (default classic; see `fakegang env tactics`)",
     )
-    p.add_argument("--db", default=DEFAULT_DB_PATH)
-    p.add_argument("--env-url", default=None)
+    add_setting_arguments(p, ("db_path", "env_url", "model"), overrides={"env_url": EMBEDDED_ENV})
     add_scale_arguments(p, unit="episodes")
     p.add_argument("--out", default=None, help="write one JSON row per episode to this file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

@@ -2,7 +2,8 @@
 
 A quick way to see that a model works here (package, credentials, region, latency) before a
 run depends on it.  Prompts come from the agent's real builders
-(`fakegang.tools.models.prompting.sample_decision_messages` / `sample_reflection_messages`); if those
+(`fakegang.tools.models.prompting.sample_decision_messages` / `sample_reflection_messages`); if
+those
 are unavailable a small built-in sample is used and the output says so.
 """
 
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
+from fakegang.cli.settings import MODEL_SETTINGS, add_setting_arguments, context_from_args
 from fakegang.tools.models.chat_models import (
-    DEFAULT_BEDROCK_MODEL,
     ModelConfigError,
     ModelSettings,
     describe_model,
@@ -53,34 +55,14 @@ FALLBACK_REFLECT_USER = (
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """--model, --timeout, --temperature, --seed, --retries and the Bedrock options."""
-    parser.add_argument(
-        "--model", default="local", help="local (default) | fake | bedrock | provider:model"
-    )
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per call (30)")
-    parser.add_argument("--temperature", type=float, default=0.4)
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
-    parser.add_argument("--retries", type=int, default=2, help="retries on throttling/5xx (2)")
-    parser.add_argument(
-        "--bedrock-model",
-        default=DEFAULT_BEDROCK_MODEL,
-        help=f"Bedrock model id ({DEFAULT_BEDROCK_MODEL}; env FAKEGANG_BEDROCK_MODEL)",
-    )
-    parser.add_argument("--bedrock-region", default=None, help="else AWS_REGION")
+    """The model settings, as every command that calls a model names them."""
+    add_setting_arguments(parser, MODEL_SETTINGS)
     parser.add_argument("--bedrock-endpoint-url", default=None, help=argparse.SUPPRESS)
 
 
 def settings_from_args(args: argparse.Namespace) -> ModelSettings:
-    return ModelSettings(
-        spec=args.model,
-        temperature=args.temperature,
-        seed=args.seed,
-        timeout_s=args.timeout,
-        max_retries=args.retries,
-        bedrock_model_id=args.bedrock_model,
-        bedrock_region=args.bedrock_region,
-        bedrock_endpoint_url=args.bedrock_endpoint_url,
-    )
+    settings = context_from_args(args).model_settings()
+    return replace(settings, bedrock_endpoint_url=args.bedrock_endpoint_url)
 
 
 def add_llm_commands(subparsers: Any) -> None:
@@ -97,7 +79,10 @@ def add_llm_commands(subparsers: Any) -> None:
 def sample_prompts() -> tuple[str, str, list[str], str, str, str]:
     """(system, user, choices, reflect_system, reflect_user, source)."""
     try:
-        from fakegang.tools.models.prompting import sample_decision_messages, sample_reflection_messages
+        from fakegang.tools.models.prompting import (
+            sample_decision_messages,
+            sample_reflection_messages,
+        )
 
         system, user, choices = sample_decision_messages()
         r_system, r_user = sample_reflection_messages()

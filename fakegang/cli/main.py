@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fakegang.cli.train import add_agent_commands
 from fakegang.cli.eval import add_eval_commands
+from fakegang.cli.train import add_agent_commands
+from fakegang_env.arguments import quiet_on_broken_pipe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +47,7 @@ def check_db_argument(args: argparse.Namespace) -> int | None:
         return None
     from fakegang.tools.memory.database_check import preflight
 
-    problem = preflight(getattr(args, "db", None))
+    problem = preflight(getattr(args, "db_path", None) or getattr(args, "db", None))
     if problem is None:
         return None
     print(f"error: {problem}", file=sys.stderr)
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         refused = check(args)
         if refused is not None:
             return refused
-    return int(args.func(args) or 0)
+    return quiet_on_broken_pipe(lambda: int(args.func(args) or 0))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fakegang.graph.context import DEFAULT_DB_PATH
+from fakegang.cli.settings import add_setting_arguments
 
 
 def missing_packages() -> list[str]:
@@ -29,7 +29,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         index = build_report(
             args.run_id,
-            db=args.db,
+            db=args.db_path,
             out_dir=args.out,
             log_dir=args.log_dir,
             episodes=parse_episode_list(args.episodes),
@@ -44,7 +44,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def add_report_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="HTML page and PNG charts of a training run")
     p.add_argument("run_id", help="run id (as printed by `fakegang train`), or `latest`")
-    p.add_argument("--db", default=DEFAULT_DB_PATH, help="memory database")
+    add_setting_arguments(p, ("db_path",))
     p.add_argument(
         "--log-dir", default=None, help="where the run's metrics.jsonl is (default: the run's own)"
     )

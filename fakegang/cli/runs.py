@@ -1,7 +1,7 @@
 """Run management: `fakegang runs | resume | replay | fork | prune | studio`.
 
 All of them work on the SQLite file that holds both LangGraph's checkpoints and the agent's
-memory (`--db`, default checkpoints/fakegang.sqlite). `runs` and `replay` only read; `resume`
+memory (`--db`). `runs` and `replay` only read; `resume`
 and `fork` play episodes (environment and LLM calls); `prune` deletes old checkpoints.
 """
 
@@ -10,22 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fakegang.graph.context import DEFAULT_DB_PATH
+from fakegang.cli.settings import EMBEDDED_ENV, MODEL_SETTINGS, add_setting_arguments
+
+#: What `studio` hands to the graph: the model settings, the α rule and whether its runs learn.
+STUDIO_SETTINGS = (*MODEL_SETTINGS, "alpha_rule", "learn")
 
 
 def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--db", default=DEFAULT_DB_PATH, help=f"SQLite file (default: {DEFAULT_DB_PATH})"
-    )
+    add_setting_arguments(p, ("db_path",))
 
 
 def _env(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--env-url",
-        default=None,
-        help="environment server URL (default: start an embedded one on 127.0.0.1); "
-        "$FAKEGANG_ENV_TOKEN is sent as its bearer token",
-    )
+    add_setting_arguments(p, ("env_url",), overrides={"env_url": EMBEDDED_ENV})
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -37,7 +33,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from fakegang.runs.runs import RunsError, collect_runs, format_runs
 
     try:
-        runs = collect_runs(args.db, args.run_id)
+        runs = collect_runs(args.db_path, args.run_id)
     except RunsError as exc:
         return _fail(str(exc))
     print(format_runs(runs, show_pending=args.show_pending))
@@ -50,7 +46,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from fakegang.runs.runs import RunsError
 
     try:
-        resume_run(args.run_id, db=args.db, env_url=args.env_url, no_pause=args.no_pause)
+        resume_run(args.run_id, db=args.db_path, env_url=args.env_url, no_pause=args.no_pause)
     except (RunsError, ResumeError, ForkError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
@@ -62,7 +58,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from fakegang.runs.replay import ReplayError, replay
 
     try:
-        replay(args.db, args.thread_id, step=args.step)
+        replay(args.db_path, args.thread_id, step=args.step)
     except ReplayError as exc:
         return _fail(str(exc))
     return 0
@@ -73,7 +69,9 @@ def cmd_fork(args: argparse.Namespace) -> int:
     from fakegang.runs.fork import ForkError, fork_episode
 
     try:
-        fork_episode(args.db, args.thread_id, at=args.at, action=args.action, env_url=args.env_url)
+        fork_episode(
+            args.db_path, args.thread_id, at=args.at, action=args.action, env_url=args.env_url
+        )
     except (ForkError, RebuildError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
@@ -85,10 +83,10 @@ def cmd_prune(args: argparse.Namespace) -> int:
     from fakegang.runs.prune import PruneError, format_report, prune
 
     try:
-        report = prune(args.db, args.keep_last)
+        report = prune(args.db_path, args.keep_last)
     except PruneError as exc:
         return _fail(str(exc))
-    print(format_report(report, args.db))
+    print(format_report(report, args.db_path))
     return 0
 
 
@@ -103,12 +101,13 @@ def cmd_studio(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     try:
         return run_studio(
-            args.db,
+            args.db_path,
             host=args.host,
             port=args.port,
             env_url=args.env_url,
             config=args.config,
             workdir=args.workdir,
+            settings={name: getattr(args, name) for name in STUDIO_SETTINGS},
         )
     except StudioError as exc:
         return _fail(str(exc), 1)
@@ -158,6 +157,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("studio", help="LangGraph dev server (Studio API) on our DB, offline")
     _db(p)
     _env(p)
+    add_setting_arguments(p, STUDIO_SETTINGS)
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=2024, help="port (default: 2024)")
     p.add_argument(
@@ -167,6 +167,9 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--config", default=None, help="langgraph.json (default: the project's)")
     p.add_argument(
-        "--workdir", default=None, help="dev server state dir (default: the DB's directory)"
+        "--workdir",
+        default=None,
+        help="dev server state dir (default: studio/ in the project's state directory, "
+        "checkpoints/)",
     )
     p.set_defaults(func=cmd_studio)

@@ -1,11 +1,11 @@
-"""`fakegang train`: the seed's training command."""
+"""`fakegang train`: play a curriculum of episodes and learn from each debrief."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from fakegang.graph.context import DEFAULT_DB_PATH
+from fakegang.cli.settings import EMBEDDED_ENV, add_setting_arguments, context_from_args
 from fakegang_env.arguments import seed_range
 from fakegang_env.tactics import TACTICS_NAMES
 from fakegang_env.tasks import TASK_NAMES
@@ -17,12 +17,7 @@ def parse_seed_range(text: str) -> list[int]:
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--env-url",
-        default=None,
-        help="environment server URL (default: start an embedded one on 127.0.0.1); "
-        "$FAKEGANG_ENV_TOKEN is sent as its bearer token",
-    )
+    add_setting_arguments(p, overrides={"env_url": EMBEDDED_ENV})
     p.add_argument(
         "--task",
         choices=TASK_NAMES,
@@ -30,35 +25,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         help="fix the task (default: curriculum easy→medium→hard)",
     )
     p.add_argument("--episodes", type=int, default=50, help="episodes to play (default: 50)")
-    p.add_argument("--temperature", type=float, default=0.4, help="LLM temperature (default: 0.4)")
     p.add_argument("--verbose", action="store_true", help="print every action of each episode")
     p.add_argument("--log-dir", default="runs", help="directory for metrics.jsonl (default: runs/)")
-    p.add_argument(
-        "--model", default="local", help="local (default) | fake | bedrock | provider:model"
-    )
-    p.add_argument("--db", default=DEFAULT_DB_PATH, help="SQLite file for checkpoints and memory")
     p.add_argument("--seed-offset", type=int, default=0, help="first seed of each task")
     p.add_argument(
         "--tactics",
         choices=TACTICS_NAMES,
         default="classic",
         help="the ring's playbook in every episode (default classic; see `fakegang env tactics`)",
-    )
-    p.add_argument(
-        "--alpha",
-        choices=("credit", "seed"),
-        default="credit",
-        help="α rule: credit (counterfactual credit, default) or seed (the seed's formula)",
-    )
-    p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per LLM call")
-    p.add_argument(
-        "--bedrock-model",
-        default=None,
-        help="Bedrock model id for --model bedrock (else FAKEGANG_BEDROCK_MODEL, "
-        "else qwen.qwen3-32b-v1:0)",
-    )
-    p.add_argument(
-        "--bedrock-region", default=None, help="AWS region (else AWS_REGION / AWS_DEFAULT_REGION)"
     )
     pause = p.add_mutually_exclusive_group()
     pause.add_argument(
@@ -96,20 +70,14 @@ def cmd_train(args: argparse.Namespace) -> int:
         print("error: --seed-offset must be >= 0", file=sys.stderr)
         return 2
     opts = TrainOptions(
+        context=context_from_args(args),
         env_url=args.env_url,
         task=args.task,
         episodes=args.episodes,
-        temperature=args.temperature,
         verbose=args.verbose,
         log_dir=args.log_dir,
-        model=args.model,
-        db=args.db,
         seed_offset=args.seed_offset,
         tactics=args.tactics,
-        alpha_rule=args.alpha,
-        llm_timeout_s=args.llm_timeout,
-        bedrock_model_id=args.bedrock_model,
-        bedrock_region=args.bedrock_region,
         pause_before=args.pause_before,
         step=args.step,
     )
@@ -124,6 +92,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def add_agent_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train the agent (the seed's train.py)")
+    p = sub.add_parser(
+        "train", help="train the agent: a curriculum of episodes, learning from each debrief"
+    )
     add_train_arguments(p)
     p.set_defaults(func=cmd_train)

@@ -6,13 +6,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from fakegang.tools.learning import credit_store
-from fakegang.tools.learning import experience
-from fakegang.tools.learning import insights
+from fakegang.tools.learning import credit_store, experience, insights
 from fakegang.tools.learning.insights import FAMILIES
+from fakegang.tools.learning.tactics_model import TacticsEstimate
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules.engine import load_weights
-from fakegang.tools.learning.tactics_model import TacticsEstimate
 from fakegang_env.tactics import CHANNELS
 
 

@@ -152,6 +152,7 @@ def play_campaign(
                 refit=mode == "learning",
                 alpha_rule=alpha_rule,
             )
+            ctx.learn = mode == "learning"  # whatever $FAKEGANG_LEARN says (it fills defaults)
             memory = resources.memory(ctx)
             memory.upsert_run(
                 {"run_id": run_id, "status": "running", "model": model, "started_at": utc_now(),

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import sys
 import uuid
+from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
 
@@ -34,9 +35,9 @@ from fakegang.runs.checkpoint_tables import copy_branch
 from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
 from fakegang.runs.runs import outcome_of
-from fakegang.tools.rules.actions import format_action, parse_action
 from fakegang.tools.env_client import reset_options
 from fakegang.tools.memory.store import Memory, utc_now
+from fakegang.tools.rules.actions import format_action, parse_action
 
 
 class ForkError(ValueError):
@@ -74,7 +75,7 @@ def _options(memory, run_id: str, db: str) -> TrainOptions:
     row = memory.run(run_id) if run_id else None
     settings = json.loads(row["settings"]) if row and row.get("settings") else {}
     opts = TrainOptions.from_settings(settings)
-    opts.db = db
+    opts = opts.with_db(db)
     return opts
 
 
@@ -216,10 +217,7 @@ def fork_episode(
             "at": at,
             "action": new_action,
             "original_action": original,
-            "model": opts.model,
-            "temperature": opts.temperature,
-            "llm_timeout_s": opts.llm_timeout_s,
-            "db": db,
+            "context": asdict(opts.context),
         }
         memory.upsert_run(
             {
@@ -276,7 +274,7 @@ def resume_fork(run_id: str, *, db: str, env_url: str | None, out: TextIO) -> di
     if not snap.next:
         raise ForkError(f"fork {run_id} is finished: nothing to resume")
     opts = TrainOptions.from_settings(settings)
-    opts.db = db
+    opts = opts.with_db(db)
     print(f"Resuming fork {run_id} ({thread_id}) before {', '.join(snap.next)}", file=out)
     with environment(env_url) as url:
         ctx = context_for(opts, url, kind="fork")

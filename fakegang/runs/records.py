@@ -1,13 +1,13 @@
 """Run-management records in the agent's memory: run ownership and forks (`fakegang runs`,
 `resume`, `fork`, `prune`), and the step copies and deletions forks need.
 
-A mixin of `Memory` (tools/memory/store.py) so callers keep one object; split out because these tables
-serve run management, not the agent's learning.
+A mixin of `Memory` (tools/memory/store.py) so callers keep one object; split out because these
+tables serve run management, not the agent's learning.
 """
 
 from __future__ import annotations
 
-import threading
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
@@ -22,11 +22,12 @@ class RunRecords:
 
     db: sqlite_utils.Database
     read_only: bool
-    _lock: threading.RLock
 
     if TYPE_CHECKING:  # provided by Memory
 
         def _write(self, table: str, row: dict[str, Any], pk: str | tuple[str, ...]) -> None: ...
+
+        def locked(self) -> AbstractContextManager[None]: ...
 
         def steps(self, thread_id: str) -> list[dict]: ...
 
@@ -70,7 +71,7 @@ class RunRecords:
             if r["idx"] < below_idx
         ]
         if rows and not self.read_only:
-            with self._lock:
+            with self.locked():
                 self.db["steps"].upsert_all(rows, pk=("thread_id", "idx"))
         return len(rows)
 
@@ -78,6 +79,6 @@ class RunRecords:
         """Delete a thread's steps/observation/episode/fork rows (an aborted fork)."""
         if self.read_only:
             return
-        with self._lock, self.db.conn:
+        with self.locked(), self.db.conn:
             for table in ("steps", "observations", "episodes", "forks"):
                 self.db.execute(f"delete from {table} where thread_id = ?", [thread_id])

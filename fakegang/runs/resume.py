@@ -30,9 +30,9 @@ from fakegang.runs.runner import (
     play_schedule,
 )
 from fakegang.runs.runs import collect_runs
-from fakegang.tools.models.chat_models import describe_model
 from fakegang.tools.env_client import EnvClient
 from fakegang.tools.memory.store import Memory
+from fakegang.tools.models.chat_models import describe_model
 
 
 class ResumeError(RuntimeError):
@@ -91,7 +91,7 @@ def resume_run(
             "play the campaign again"
         )
     opts = TrainOptions.from_settings(run.settings)
-    opts.db = str(db)
+    opts = opts.with_db(db)
     if no_pause:
         opts.pause_before, opts.step = None, False
     printer = ProgressPrinter(out)

@@ -14,22 +14,23 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from fakegang.graph import resources
-from fakegang.graph.context import DEFAULT_DB_PATH, Context
+from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
 from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.runs.testhooks import callbacks
-from fakegang.tools.models.chat_models import describe_model
 from fakegang.tools.memory.episode_row import metrics_row
+from fakegang.tools.models.chat_models import describe_model
 from fakegang_env.tasks import TASK_NAMES, get_task
 
 THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")
-#: The seed's curriculum: (first episode index of the phase, its task, the line that opens it).
+#: The curriculum of the original training script: (first episode index of the phase, its task, the
+#: line that opens it).
 CURRICULUM = (
     (0, "easy", "=== Phase 1: Easy — learning basic signal detection ==="),
     (20, "medium", "=== Phase 2: Medium — handling evasion ==="),
@@ -38,48 +39,72 @@ CURRICULUM = (
 PHASES = {start: banner for start, _task, banner in CURRICULUM}
 
 
+#: Keys of the flat settings JSON that runs recorded before the options held a Context.
+_LEGACY_CONTEXT_KEYS = {
+    "db": "db_path",
+    "model": "model",
+    "temperature": "temperature",
+    "llm_timeout_s": "llm_timeout_s",
+    "bedrock_model_id": "bedrock_model_id",
+    "bedrock_region": "bedrock_region",
+    "alpha_rule": "alpha_rule",
+}
+
+
 @dataclass
 class TrainOptions:
-    env_url: str | None = None
+    """A training run: its shape (tasks, episodes, seeds, logging) and the episode settings."""
+
+    context: Context = field(default_factory=Context)
+    env_url: str | None = None  # None: an embedded server on a free loopback port for the run
     task: str | None = None
     episodes: int = 50
-    temperature: float = 0.4
     verbose: bool = False
     log_dir: str = "runs"
-    model: str = "local"
-    db: str = DEFAULT_DB_PATH
     seed_offset: int = 0
     tactics: str = "classic"  # the ring's playbook for every episode (`--tactics`)
-    alpha_rule: str = "credit"  # `--alpha`: credit | seed
-    llm_timeout_s: float = 30.0
-    bedrock_model_id: str | None = None
-    bedrock_region: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     pause_before: str | None = None  # node to stop before at every step (`--pause-before`)
     step: bool = False  # stop after every node (`--step`)
 
+    @property
+    def db(self) -> str:
+        return self.context.db_path
+
+    @property
+    def model(self) -> str:
+        return self.context.model
+
+    def with_db(self, db: str | Path) -> TrainOptions:
+        """The same run on another database file (resume and fork name the file they open)."""
+        return replace(self, context=replace(self.context, db_path=str(db)))
+
     @classmethod
     def from_settings(cls, settings: dict) -> TrainOptions:
         """The options a run was started with (its `runs.settings` JSON)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in settings.items() if k in names})
+        settings = dict(settings)
+        ctx = settings.pop("context", None)
+        if ctx is None:  # recorded before TrainOptions held a Context: flat keys
+            ctx = {
+                new: settings[old]
+                for old, new in _LEGACY_CONTEXT_KEYS.items()
+                if settings.get(old) is not None
+            }
+        known = {f.name for f in fields(Context)}
+        names = {f.name for f in fields(cls)} - {"context"}
+        return cls(
+            context=Context(**{k: v for k, v in ctx.items() if k in known}),
+            **{k: v for k, v in settings.items() if k in names},
+        )
 
 
 def context_for(opts: TrainOptions, env_url: str, *, kind: str = "train") -> Context:
-    """The graph's settings for a run of `kind`: a training run learns, a fork never does (a
-    what-if's outcome must not become a lesson)."""
-    return Context(
-        run_kind=kind,
-        learn=kind == "train",
-        env_url=env_url,
-        db_path=opts.db,
-        model=opts.model,
-        temperature=opts.temperature,
-        llm_timeout_s=opts.llm_timeout_s,
-        bedrock_model_id=opts.bedrock_model_id or Context.bedrock_model_id,
-        bedrock_region=opts.bedrock_region,
-        alpha_rule=opts.alpha_rule,
-    )
+    """The run's episode settings, pointed at the live environment server, for a run of `kind`:
+    a training run learns, a fork never does (a what-if's outcome must not become a lesson)."""
+    ctx = replace(opts.context, env_url=env_url, run_kind=kind)
+    # set after construction: a value equal to the field's default would yield to $FAKEGANG_LEARN
+    ctx.learn = kind == "train"
+    return ctx
 
 
 def curriculum_task(episode_index: int, override: str | None) -> str:
@@ -123,7 +148,7 @@ def schedule(opts: TrainOptions) -> list[tuple[int, str, int]]:
 
 
 class ProgressPrinter:
-    """The seed's per-episode lines and phase summaries."""
+    """The per-episode lines and phase summaries of the original training script."""
 
     def __init__(self, out=sys.stdout) -> None:
         self.out = out
@@ -331,7 +356,7 @@ def _rollback(app) -> None:
 
 
 def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
-    """The seed's main job: the curriculum (or one task) with learning between episodes."""
+    """The main job: the curriculum (or one task) with learning between episodes."""
     printer = ProgressPrinter(out)
     run_id = new_run_id()
     bar = "━" * 70

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -170,14 +171,16 @@ def run_studio(
     env_url: str | None = None,
     config: str | Path | None = None,
     workdir: str | Path | None = None,
-    learn: bool = False,
+    settings: Mapping[str, object] | None = None,
     out: TextIO = sys.stdout,
 ) -> int:
     """Start the dev server, register the CLI threads, serve until Ctrl-C / SIGTERM.
 
-    Episodes run from Studio are recorded with kind `studio` and only read the memory unless
-    `learn` (then they learn like training episodes). The server's state (`.langgraph_api/`,
-    its log) lives in `workdir`, by default the project's state directory, not beside `db`."""
+    `settings` (Context field -> value) become the graph's defaults through their environment
+    variables, so Studio's runs use the model and settings given on the command line. Its
+    episodes are recorded with kind `studio` and only read the memory unless `settings` has
+    `learn` on. The server's state (`.langgraph_api/`, its log) lives in `workdir`, by default
+    the project's state directory, not beside `db`."""
 
     db = Path(db).resolve()
     config = Path(config).resolve() if config else project_config()
@@ -198,10 +201,10 @@ def run_studio(
             env = {
                 **os.environ,
                 **OFFLINE_ENV,
+                **{env_var(k): str(v) for k, v in (settings or {}).items() if v is not None},
                 env_var("db_path"): str(db),  # what the graph's Context reads
                 env_var("env_url"): live_env,
                 env_var("run_kind"): "studio",
-                env_var("learn"): "1" if learn else "0",
             }
             argv = [executable, "dev", "--no-browser", "--no-reload", "--host", host]
             argv += ["--port", str(port), "--config", str(config)]

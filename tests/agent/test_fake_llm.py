@@ -3,7 +3,12 @@ reflections."""
 
 from __future__ import annotations
 
-from fakegang.tools.models.chat_models import FAKE_LABEL, ModelSettings, describe_model, make_chat_model
+from fakegang.tools.models.chat_models import (
+    FAKE_LABEL,
+    ModelSettings,
+    describe_model,
+    make_chat_model,
+)
 from fakegang.tools.models.fake_llm import FakeChatModel, stand_in_reflection
 from fakegang.tools.models.llm import decide, reflect
 

@@ -93,7 +93,7 @@ def test_broken_llm_never_ends_the_episode(
     mem = Memory(db)
     mem.save_alpha("easy", 0.5, 0.5, 4)  # trust the LLM enough that it is asked
     ctx = Context(
-        env_url=env_url, db_path=str(db), model="fake", llm_timeout_s=0.5, llm_retries=0,
+        env_url=env_url, db_path=str(db), model="fake", llm_timeout_s=1.0, llm_retries=0,
         alpha_rule="seed", learn=True,
     )  # fmt: skip
     resources.install_model(ctx, model)

@@ -6,18 +6,14 @@ import threading
 import time
 
 import pytest
+from agent_fixtures import finished_rules_episode as _finished
 
-from fakegang.tools.learning import credit
-from fakegang.tools.learning import credit_store
-from fakegang.tools.learning import experience
-from fakegang.tools.learning import insights
-from fakegang.tools.learning import refit
+from fakegang.tools.learning import credit, credit_store, experience, insights, refit
 from fakegang.tools.learning.alpha import ALPHA_CAPS, ALPHA_FLOOR
-from fakegang.tools.models.expert_llm import expert_choice, oracle_choice, parse_expert_spec
 from fakegang.tools.memory.store import Memory
+from fakegang.tools.models.expert_llm import expert_choice, oracle_choice, parse_expert_spec
 from fakegang.tools.rules.player import play_rules
 from fakegang_env.engine import Episode
-from agent_fixtures import finished_rules_episode as _finished
 
 
 @pytest.fixture

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from agent_fixtures import finished_rules_episode as _finished
 
-from fakegang.tools.learning import experience
-from fakegang.tools.learning import refit
-from fakegang.tools.learning import tactics_model
+from fakegang.tools.learning import experience, refit, tactics_model
 from fakegang.tools.memory.store import Memory
 from fakegang_env.tactics import CHANNELS
-from agent_fixtures import finished_rules_episode as _finished
 
 
 def _profile_rows(task: str, seeds: tuple[int, ...], tactics: str) -> list:

@@ -21,13 +21,17 @@ def _training_memory(env_url: str, tmp_path: Path) -> tuple[Path, str]:
     """A real (small) training run's memory: 2 easy episodes with the stand-in model."""
     import io
 
+    from fakegang.graph.context import Context
     from fakegang.runs.runner import TrainOptions, train
 
     db = tmp_path / "training.sqlite"
     opts = TrainOptions(
-        env_url=env_url, task="easy", episodes=2, model="fake", db=str(db),
+        context=Context(model="fake", db_path=str(db)),
+        env_url=env_url,
+        task="easy",
+        episodes=2,
         log_dir=str(tmp_path / "runs"),
-    )  # fmt: skip
+    )
     run = train(opts, out=io.StringIO())
     return db, run["run_id"]
 

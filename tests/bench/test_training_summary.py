@@ -16,33 +16,76 @@ training_run = load_bench("training_run")
 def _episode(mem: Memory, n: int, task: str, start: str, end: str, **counts) -> str:
     thread = f"t{n}"
     mem.upsert_episode(
-        {"thread_id": thread, "run_id": "r1", "episode": n, "task": task, "seed": n,
-         "status": "finished", "won": 1, "grader_score": 0.9, "started_at": start,
-         "finished_at": end, "learn_status": "success reflection (llm): stored",
-         "mode_agree": counts.get("agree", 0), "mode_rule": counts.get("rule", 0),
-         "mode_llm": counts.get("llm", 0), "llm_calls": counts.get("calls", 0),
-         "llm_tokens": 100}
-    )  # fmt: skip
+        {
+            "thread_id": thread,
+            "run_id": "r1",
+            "episode": n,
+            "task": task,
+            "seed": n,
+            "status": "finished",
+            "won": 1,
+            "grader_score": 0.9,
+            "started_at": start,
+            "finished_at": end,
+            "learn_status": "success reflection (llm): stored",
+            "mode_agree": counts.get("agree", 0),
+            "mode_rule": counts.get("rule", 0),
+            "mode_llm": counts.get("llm", 0),
+            "llm_calls": counts.get("calls", 0),
+            "llm_tokens": 100,
+        }
+    )
     return thread
 
 
 def _step(mem: Memory, thread: str, idx: int, status: str, latency: float | None, reused, prompt):
     mem.upsert_step(
-        {"thread_id": thread, "idx": idx, "action": "submit", "mode": "agree",
-         "llm_status": status, "llm_latency_s": latency, "llm_prompt_tokens": prompt,
-         "llm_prompt_tokens_reused": reused}
-    )  # fmt: skip
+        {
+            "thread_id": thread,
+            "idx": idx,
+            "action": "submit",
+            "mode": "agree",
+            "llm_status": status,
+            "llm_latency_s": latency,
+            "llm_prompt_tokens": prompt,
+            "llm_prompt_tokens_reused": reused,
+        }
+    )
 
 
 def test_summary_splits_latency_by_kv_cache_reuse(tmp_path) -> None:
     db = tmp_path / "mem.sqlite"
     mem = Memory(db)
-    mem.upsert_run({"run_id": "r1", "started_at": "2026-12-02T10:00:00+00:00", "status":
-                    "finished", "model": "local", "episodes_total": 3})  # fmt: skip
-    a = _episode(mem, 1, "easy", "2026-12-02T10:00:05+00:00", "2026-12-02T10:01:05+00:00",
-                 agree=2, rule=6, calls=3)  # fmt: skip
-    b = _episode(mem, 2, "medium", "2026-12-02T10:01:05+00:00", "2026-12-02T10:03:00+00:00",
-                 agree=1, rule=2, llm=1, calls=2)  # fmt: skip
+    mem.upsert_run(
+        {
+            "run_id": "r1",
+            "started_at": "2026-12-02T10:00:00+00:00",
+            "status": "finished",
+            "model": "local",
+            "episodes_total": 3,
+        }
+    )
+    a = _episode(
+        mem,
+        1,
+        "easy",
+        "2026-12-02T10:00:05+00:00",
+        "2026-12-02T10:01:05+00:00",
+        agree=2,
+        rule=6,
+        calls=3,
+    )
+    b = _episode(
+        mem,
+        2,
+        "medium",
+        "2026-12-02T10:01:05+00:00",
+        "2026-12-02T10:03:00+00:00",
+        agree=1,
+        rule=2,
+        llm=1,
+        calls=2,
+    )
     _step(mem, a, 0, "ok", 5.0, 10, 700)  # cold: 10 of 700 tokens from the cache
     _step(mem, a, 1, "ok", 2.0, 600, 700)
     _step(mem, a, 2, "error", 4.0, 500, 700)
@@ -71,14 +114,18 @@ def test_summary_splits_latency_by_kv_cache_reuse(tmp_path) -> None:
 
 
 def test_summary_of_a_real_training_run(env_url, tmp_path) -> None:
+    from fakegang.graph.context import Context
     from fakegang.runs.runner import TrainOptions, train
 
     db = tmp_path / "mem.sqlite"
     Memory(db).save_alpha("easy", 0.99, 1.0, 0)  # trust the LLM so it is asked at most steps
     opts = TrainOptions(
-        env_url=env_url, task="easy", episodes=2, model="fake", db=str(db),
-        log_dir=str(tmp_path / "runs"), alpha_rule="seed",
-    )  # fmt: skip
+        context=Context(model="fake", db_path=str(db), alpha_rule="seed"),
+        env_url=env_url,
+        task="easy",
+        episodes=2,
+        log_dir=str(tmp_path / "runs"),
+    )
     run = train(opts, out=io.StringIO())
 
     s = training_run.summarise(db)

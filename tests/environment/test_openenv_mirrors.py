@@ -4,7 +4,8 @@ the validator uses, against our app on 127.0.0.1; the manifest's declarations ar
 `fakegang_env/openenv.yaml` so a change there is checked here.
 
 Other mirrors live beside the code they test: `runtime.episode_isolation` also in
-tests/environment/test_server_ws.py (concurrent sessions), the wire checks in tests/environment/test_openenv_bar.py.
+tests/environment/test_server_ws.py (concurrent sessions), the wire checks in
+tests/environment/test_openenv_bar.py.
 """
 
 from __future__ import annotations

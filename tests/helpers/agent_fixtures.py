@@ -67,7 +67,9 @@ def observation(
     )
 
 
-def finished_rules_episode(task: str, seed: int, tactics: str = "classic") -> tuple[PlainObservation, list]:
+def finished_rules_episode(
+    task: str, seed: int, tactics: str = "classic"
+) -> tuple[PlainObservation, list]:
     """A rules-only episode's terminal observation (with its debrief) and starting ids."""
     ep = Episode(task, seed, tactics=tactics)
     starting = list(ep.observation()["visible_account_ids"])

@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.runner import TrainOptions
 from fakegang.tools.memory.store import Memory
@@ -97,12 +98,13 @@ def checkpoint_count(db: Path, thread_id: str) -> int:
 
 
 def options(tmp: Path, env_url: str, **kw) -> TrainOptions:
+    settings = {k: kw.pop(k) for k in list(kw) if k in Context.__dataclass_fields__}
+    context = Context(model="fake", db_path=str(tmp / "agent.sqlite"), **settings)
     return TrainOptions(
+        context=context,
         env_url=env_url,
         task="easy",
         episodes=EPISODES,
-        model="fake",
-        db=str(tmp / "agent.sqlite"),
         log_dir=str(tmp / "runs"),
         **kw,
     )

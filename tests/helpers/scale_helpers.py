@@ -14,6 +14,7 @@ def trained_memory(root: Path, env_url: str) -> str:
     """3 easy training episodes with the stand-in model, plus credit the LLM has earned: α is
     above its floor, so the LLM path runs in evaluation and its prompts carry lessons and a
     few-shot example."""
+    from fakegang.graph.context import Context
     from fakegang.runs.runner import TrainOptions, train
     from fakegang.tools.learning import credit_store
     from fakegang.tools.learning.credit import Credit
@@ -21,7 +22,11 @@ def trained_memory(root: Path, env_url: str) -> str:
 
     db = str(root / "mem.sqlite")
     opts = TrainOptions(
-        env_url=env_url, task="easy", episodes=3, model="fake", db=db, log_dir=str(root)
+        context=Context(model="fake", db_path=db),
+        env_url=env_url,
+        task="easy",
+        episodes=3,
+        log_dir=str(root),
     )
     train(opts, out=io.StringIO())
     memory = Memory(db)

@@ -18,13 +18,18 @@ SEEDS = list(range(12))
 def trained_db(tmp_path_factory, env_url):
     """A memory after 3 easy training episodes: α is above its floor, so the (stand-in) LLM is
     consulted and its prompts carry lessons and a few-shot example."""
+    from fakegang.graph.context import Context
     from fakegang.runs.runner import TrainOptions, train
 
     root = tmp_path_factory.mktemp("eval_mem")
     db = str(root / "mem.sqlite")
     train(
         TrainOptions(
-            env_url=env_url, task="easy", episodes=3, model="fake", db=db, log_dir=str(root)
+            context=Context(model="fake", db_path=db),
+            env_url=env_url,
+            task="easy",
+            episodes=3,
+            log_dir=str(root),
         ),
         out=io.StringIO(),
     )

@@ -83,15 +83,15 @@ def same(page: str, expected) -> bool:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, env_url):
+    from fakegang.graph.context import Context
     from fakegang.runs.runner import TrainOptions, train
 
     root = tmp_path_factory.mktemp("report_run")
     opts = TrainOptions(
+        context=Context(model="fake", db_path=str(root / "mem.sqlite")),
         env_url=env_url,
         task="easy",
         episodes=3,
-        model="fake",
-        db=str(root / "mem.sqlite"),
         log_dir=str(root / "runs"),
     )
     result = train(opts, out=io.StringIO())

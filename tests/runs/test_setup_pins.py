@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -29,8 +31,5 @@ def test_makefile_builds_the_pinned_llama_cpp_python() -> None:
 
 
 def test_the_installed_build_is_the_pinned_one() -> None:
-    try:
-        installed = importlib.metadata.version("llama-cpp-python")
-    except importlib.metadata.PackageNotFoundError:
-        return  # the [local] extra is optional; tests/agent/test_local_model.py says it is skipped
-    assert installed == _pyproject_pin()
+    pytest.importorskip("llama_cpp", reason="the [local] extra is not installed")
+    assert importlib.metadata.version("llama-cpp-python") == _pyproject_pin()

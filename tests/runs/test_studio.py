@@ -23,6 +23,7 @@ from env_fixtures import free_port
 from runs_helpers import checkpoint_count
 
 from fakegang.graph import resources
+from fakegang.graph.context import Context
 from fakegang.runs.replay import replay
 from fakegang.runs.runner import TrainOptions, episode_thread_id, train
 from fakegang.runs.studio import OFFLINE_ENV, StudioError, cli_threads, run_studio
@@ -57,11 +58,10 @@ def test_studio_shows_cli_episodes_and_runs_one_through_the_sdk(env_url, tmp_pat
 
     db = tmp_path / "agent.sqlite"
     opts = TrainOptions(
+        context=Context(model="fake", db_path=str(db)),
         env_url=env_url,
         task="easy",
         episodes=1,
-        model="fake",
-        db=str(db),
         log_dir=str(tmp_path / "runs"),
     )
     cli_tid = episode_thread_id(train(opts, out=io.StringIO())["run_id"], 1)
@@ -72,7 +72,16 @@ def test_studio_shows_cli_episodes_and_runs_one_through_the_sdk(env_url, tmp_pat
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if k not in OFFLINE_ENV}
     log = tmp_path / "studio.out"
-    argv = [sys.executable, "-m", "fakegang.cli.main", "studio", "--db", str(db), "--port", str(port)]
+    argv = [
+        sys.executable,
+        "-m",
+        "fakegang.cli.main",
+        "studio",
+        "--db",
+        str(db),
+        "--port",
+        str(port),
+    ]
     argv += ["--env-url", env_url, "--workdir", str(tmp_path / "studio")]
     started = time.monotonic()
     with open(log, "w") as out:

@@ -1,6 +1,7 @@
 """α earned by counterfactual credit: trust the LLM only where it beat the rule.
 
-Why not the seed's formula: it grows α with the task's win rate, which the *rules* earn, so the
+Why not the original script's formula: it grows α with the task's win rate, which the *rules* earn,
+so the
 weakest model gets the most calls. Learning-to-defer (Madras 2018; Mozannar & Sontag 2020) credits
 the expert only on the instances where its answer is right. Here the debrief (the ring's ids at
 the end of the episode) judges every step where the LLM's proposal differed from the rule's:
@@ -20,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from fakegang.tools.rules.actions import parse_action
 from fakegang.tools.learning.alpha import ALPHA_CAPS, ALPHA_FLOOR, DEFAULT_CAP
+from fakegang.tools.rules.actions import parse_action
 
 #: Beta prior on P(LLM better | it disagrees with the rule): a skeptical one (mean 1/3) worth
 #: three judged disagreements, so a model must win clearly more often than it loses to be trusted.
@@ -198,7 +199,8 @@ def should_ask(
 
     Asked to decide while the rule is unsure (confidence < α), the LLM's expected gain (pinned at
     the episode's start, like α) is positive and its stake for the episode is not spent (None:
-    no stake, the seed's rule; `stake_left` counts trusted calls, not overrules); otherwise
+    no stake, the original script's rule; `stake_left` counts trusted calls, not overrules);
+    otherwise
     asked only on an exploration share `rate` of the steps, as a shadow: its answer is judged
     after the debrief, never acted on.
     """

@@ -2,7 +2,8 @@
 
 After each episode `reflect` stores the evidence vectors of the accounts the episode saw, labelled
 by the debrief (the terminal observation's `ring_ids`), then refits the rule weights from the
-task's recent experience (tools/learning/refit.py) and stores the result as a new *version*. An episode
+task's recent experience (tools/learning/refit.py) and stores the result as a new *version*. An
+episode
 pins the version in force when it starts (`weights_version` in its state), so resume, replay and
 fork score every step with the same weights the original run used.
 
@@ -20,11 +21,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from fakegang.tools.learning import refit
-from fakegang.tools.learning import tactics_model
-from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
+from fakegang.tools.learning import refit, tactics_model
 from fakegang.tools.memory.store import Memory, utc_now
 from fakegang.tools.rules.engine import load_weights, logistic
+from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
 from fakegang_env.schema import PlainObservation
 
 MAX_EXPERIENCE_EPISODES = 12
@@ -48,7 +48,8 @@ class WeightsVersion:
     n_rows: int
     n_episodes: int
     #: the operator's tactics the debriefs show ({"strength": ..., "sd": ...} per channel,
-    #: tools/learning/tactics_model.py); None while the shipped weights still explain them (no drift) or
+    #: tools/learning/tactics_model.py); None while the shipped weights still explain them (no
+    #: drift) or
     #: the task has no tactics model
     tactics: dict[str, dict[str, float]] | None = None
 

@@ -117,7 +117,8 @@ def newton(
     offset: np.ndarray | float = 0.0,
 ) -> np.ndarray:
     """Damped Newton iterations on the MAP objective from the prior (see `fit_map`); `offset` is
-    a fixed per-row logit added to `x @ w` (tools/learning/tactics_model.py fits strengths on top of a
+    a fixed per-row logit added to `x @ w` (tools/learning/tactics_model.py fits strengths on top
+    of a
     fixed base model with it).
 
     On one BLAS thread: the systems are small (19 x 19 for a refit), and OpenBLAS's idle threads

@@ -1,9 +1,10 @@
 """One definition of an episode row, from which everything that names its fields is derived:
 the `episodes` table (tools/memory/schema.py), the metrics.jsonl keys and their order (the
-seed's seventeen, then ours), the keys of the graph's `result`, the report's episode table and
+original script's seventeen, then ours), the keys of the graph's `result`, the report's episode
+table and
 the evaluation fields that must not depend on scheduling.
 
-Columns are listed in the seed's metrics order, so METRIC_KEYS keeps that order.
+Columns are listed in the original script's metrics order, so METRIC_KEYS keeps that order.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ COMPARABLE_KEYS: tuple[str, ...] = _subset(
 
 
 def metrics_row(row: dict) -> dict:
-    """The seed's metrics keys plus ours, from an `episodes` table row."""
+    """The original script's metrics keys plus ours, from an `episodes` table row."""
     return {
         c.metric: c.to_metric(row[c.name]) if c.to_metric else row[c.name]
         for c in EPISODE_COLUMNS

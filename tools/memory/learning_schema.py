@@ -1,7 +1,8 @@
 """The learning tables (credit, experience, weight versions, insights), created with the rest
 of the memory's tables when a `Memory` opens (tools/memory/schema.py).
 
-Their rows are written by tools/learning/credit_store.py, tools/learning/experience.py and tools/learning/insights.py; the
+Their rows are written by tools/learning/credit_store.py, tools/learning/experience.py and
+tools/learning/insights.py; the
 definitions live here, beside each other, so that opening a database creates every table in one
 write transaction instead of each module creating its own on first use (a write lock per read).
 """

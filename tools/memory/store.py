@@ -21,9 +21,9 @@ from typing import Any
 
 import sqlite_utils
 
+from fakegang.runs.records import RunRecords
 from fakegang.tools.learning.alpha import ALPHA_FLOOR
 from fakegang.tools.memory.schema import ensure_schema, utc_now
-from fakegang.runs.records import RunRecords
 from fakegang_env.tasks import TASK_NAMES
 
 #: Reflections kept per task; older ones are deleted (prompts use only the last few).
@@ -126,6 +126,14 @@ class Memory(RunRecords):
             return
         with self._lock:
             self.db[table].upsert(row, pk=pk)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold this memory's lock: the queries inside read one consistent view, with no other
+        thread of this process (e.g. `eval --concurrency`) interleaving on the shared
+        connection. Writes that read first want `write_transaction` instead."""
+        with self._lock:
+            yield
 
     @contextmanager
     def write_transaction(self) -> Iterator[None]:

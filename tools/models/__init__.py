@@ -1,1 +1,2 @@
-"""Chat models and prompting: the clients (local, fake, expert, Bedrock, any provider), the two LLM calls and how their answers are read."""
+"""Chat models and prompting: the clients (local, fake, expert, Bedrock, any provider), the two LLM
+calls and how their answers are read."""

@@ -45,16 +45,13 @@ def parse_expert_spec(spec: str) -> float:
 
 def embedded_episode(episode_id: str) -> Any:
     """The engine episode held by this process's environment server."""
-    from fakegang_env.server.app import app
+    from fakegang_env.in_process import EpisodeNotServedHere, served_episode
 
-    registry = getattr(app.state, "registry", None)
-    if registry is None:
-        raise ExpertUnavailable("expert:P needs the embedded environment server (no registry)")
     try:
-        return registry.get(episode_id).episode
-    except LookupError as exc:
+        return served_episode(episode_id)
+    except EpisodeNotServedHere as exc:
         raise ExpertUnavailable(
-            f"expert:P found no episode {episode_id!r} in the embedded server: it only works "
+            f"expert:P cannot see the truth of episode {episode_id!r} ({exc}): it only works "
             "with the embedded environment (no --env-url)"
         ) from exc
 

@@ -90,7 +90,8 @@ def parse_decision(message: Any, choices: list[str]) -> tuple[str | None, str]:
     """Fallback parse of an answer that structured output did not parse: tool-call args, a JSON
     object in the text, the `"action": "..."` field of a JSON answer cut off by the token cap, or
     a visible answer that is exactly one choice. A choice merely *mentioned* in prose is never
-    taken for the answer (the seed's parser submitted whenever "SUBMIT" appeared in reasoning).
+    taken for the answer (the original script's parser submitted whenever "SUBMIT" appeared in
+    reasoning).
     """
     by_norm = {_norm(c): c for c in choices}
     candidates: list[Any] = [tc.get("args") for tc in getattr(message, "tool_calls", None) or []]

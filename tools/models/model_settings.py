@@ -10,6 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+#: The one default of each model setting; `graph/context.py` (and through it the CLI) reads these.
+DEFAULT_MODEL = "local"
+DEFAULT_TEMPERATURE = 0.4
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_RETRIES = 2
 DEFAULT_BEDROCK_MODEL = "qwen.qwen3-32b-v1:0"
 BEDROCK_MODEL_ENV = "FAKEGANG_BEDROCK_MODEL"
 LLAMA_THREADS_ENV = "FAKEGANG_LLAMA_THREADS"
@@ -19,11 +24,13 @@ LLAMA_THREADS_ENV = "FAKEGANG_LLAMA_THREADS"
 class ModelSettings:
     """How to build and call a chat model (shared by the factory and `tools.llm`)."""
 
-    spec: str = "local"  # "local" | "fake" | "bedrock" | "provider:model" (init_chat_model)
-    temperature: float = 0.4
+    spec: str = DEFAULT_MODEL  # "local" | "fake" | "bedrock" | "provider:model" (init_chat_model)
+    temperature: float = DEFAULT_TEMPERATURE
     seed: int = 0
-    timeout_s: float = 30.0  # per call
-    max_retries: int = 2  # retries for throttling / 5xx / timeouts, with exponential backoff
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per call
+    max_retries: int = (
+        DEFAULT_RETRIES  # retries for throttling / 5xx / timeouts, with exponential backoff
+    )
     bedrock_model_id: str = DEFAULT_BEDROCK_MODEL  # also overridable by env FAKEGANG_BEDROCK_MODEL
     bedrock_region: str | None = None  # else AWS_REGION / AWS_DEFAULT_REGION
     bedrock_endpoint_url: str | None = None  # tests point this at the stub

@@ -31,6 +31,6 @@ def parse_action(text: str) -> tuple[str, str | None]:
 
 
 def log_form(action: str) -> str:
-    """The seed's action-log spelling: `FLAG u_1a2b3c`."""
+    """The original script's action-log spelling: `FLAG u_1a2b3c`."""
     action_type, account_id = parse_action(action)
     return format_action(action_type.upper(), account_id)

@@ -1,8 +1,10 @@
 """The deterministic rule engine: the agent's safety net.
 
-It scores every inspected account with a logistic model over evidence features (tools/rules/evidence.py)
+It scores every inspected account with a logistic model over evidence features
+(tools/rules/evidence.py)
 whose weights were fitted offline on generated episodes (bench/fit_rule_weights.py writes
-tools/rules/rule_weights.json), so a FLAG's confidence is a probability that means something. Visible
+tools/rules/rule_weights.json), so a FLAG's confidence is a probability that means something.
+Visible
 but uninspected accounts get a second model's probability of being in the ring, which orders the
 exploration and decides when nothing worth a step is left.
 
@@ -87,7 +89,8 @@ def score_case(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """P(gang) for inspected accounts and for the uninspected frontier.
 
-    `weights` (profile/frontier) are the refit ones pinned by the episode (tools/learning/experience.py);
+    `weights` (profile/frontier) are the refit ones pinned by the episode
+    (tools/learning/experience.py);
     None means the shipped weights."""
     weights = weights or load_weights()
     likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}

@@ -7,7 +7,8 @@ Two families, the way dense-subgraph and lockstep detectors of fake followers wo
 - for a merely VISIBLE account: who points at it (followed by likely members, an IP-cascade
   suspect, one of the starting ids).
 
-Features are plain floats so a logistic model (tools/rules/rule_weights.json) turns them into calibrated
+Features are plain floats so a logistic model (tools/rules/rule_weights.json) turns them into
+calibrated
 probabilities.
 """
 
