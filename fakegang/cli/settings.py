@@ -76,11 +76,11 @@ def add_setting_arguments(
             default = env_default(name)
             shown = f"{default}"
         text = f"{meta['description'].rstrip('.')} (default: {shown}; env {env_var(name)})"
-        if field_type(name) is bool:  # a switch: --learn / --no-learn
+        if field_type(name) is bool:  # a switch (on with the flag, or with its env variable)
             parser.add_argument(
                 flag_of(name),
                 dest=name,
-                action=argparse.BooleanOptionalAction,
+                action="store_true",
                 default=default,
                 help=text.replace("%", "%%"),
             )
