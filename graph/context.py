@@ -130,7 +130,8 @@ class Context:
             )
         if not self.llm_timeout_s >= MIN_LLM_TIMEOUT_S:
             raise ValueError(
-                f"llm_timeout_s must be at least {MIN_LLM_TIMEOUT_S:g} s, got {self.llm_timeout_s}"
+                f"the LLM timeout (llm_timeout_s, --llm-timeout, ${env_var('llm_timeout_s')}) "
+                f"must be at least {MIN_LLM_TIMEOUT_S:g} s, got {self.llm_timeout_s:g}"
             )
 
     def model_settings(self) -> ModelSettings:

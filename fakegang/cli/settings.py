@@ -99,9 +99,13 @@ def add_setting_arguments(
 def env_default(name: str) -> Any:
     """Context field `name`'s default, or the value of its environment variable when set."""
     text = os.environ.get(env_var(name))
-    return (
-        parse_value(name, text) if text is not None else Context.__dataclass_fields__[name].default
-    )
+    if text is None:
+        return Context.__dataclass_fields__[name].default
+    try:
+        return parse_value(name, text)
+    except ValueError:
+        kind = field_type(name).__name__
+        raise ValueError(f"${env_var(name)} must be a {kind}, got {text!r}") from None
 
 
 def context_from_args(args: argparse.Namespace, **fixed: Any) -> Context:

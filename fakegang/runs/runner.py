@@ -150,8 +150,8 @@ def schedule(opts: TrainOptions) -> list[tuple[int, str, int]]:
 class ProgressPrinter:
     """The per-episode lines and phase summaries of the original training script."""
 
-    def __init__(self, out=sys.stdout) -> None:
-        self.out = out
+    def __init__(self, out=None) -> None:
+        self.out = out or sys.stdout  # read at call time (a test may have replaced it)
         self.by_task: dict[str, list[dict]] = defaultdict(list)
         self.all: list[dict] = []
 
@@ -355,7 +355,7 @@ def _rollback(app) -> None:
         conn.rollback()
 
 
-def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
+def train(opts: TrainOptions, out=None, stdin=None) -> dict:
     """The main job: the curriculum (or one task) with learning between episodes."""
     printer = ProgressPrinter(out)
     run_id = new_run_id()
@@ -366,7 +366,7 @@ def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
     with environment(opts.env_url) as env_url:
         ctx = context_for(opts, env_url)
         pause = (
-            PauseControl(opts.pause_before, opts.step, stdin=stdin or sys.stdin, out=out)
+            PauseControl(opts.pause_before, opts.step, stdin=stdin or sys.stdin, out=printer.out)
             if opts.step or opts.pause_before
             else None
         )
@@ -387,7 +387,7 @@ def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
                 "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 "status": "running",
                 "model": opts.model,
-                "settings": json.dumps(asdict(opts)),
+                "settings": json.dumps({"kind": "train", **asdict(opts)}),
                 "episodes_total": opts.episodes,
             }
         )
