@@ -171,7 +171,15 @@ def get_llama(model_path: str, n_ctx: int = DEFAULT_N_CTX, n_threads: int = 2) -
                 verbose=False,
             )
             _LLAMAS[key] = llama
+            _cpu_share()  # start measuring now, so the first call already has a window
         return llama
+
+
+def _cpu_share() -> CpuShare:
+    global _CPU_SHARE
+    if _CPU_SHARE is None:
+        _CPU_SHARE = CpuShare()
+    return _CPU_SHARE
 
 
 def _role(message: BaseMessage) -> str:
@@ -211,12 +219,9 @@ class LocalLlamaChatModel(JsonSchemaChatModel):
 
     def _threads_now(self, llama: Any) -> int:
         """Set and return the threads of this call (caller holds the call lock)."""
-        global _CPU_SHARE
         threads = self.n_threads
         if self.adapt_threads:
-            if _CPU_SHARE is None:
-                _CPU_SHARE = CpuShare()
-            others = _CPU_SHARE.other_cores()
+            others = _cpu_share().other_cores()
             current = getattr(llama, "adapted_threads", self.n_threads)
             threads = (
                 current
