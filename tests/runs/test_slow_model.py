@@ -55,4 +55,4 @@ def test_a_timed_out_model_is_asked_once_per_episode_and_never_for_its_lesson(
     text = out.getvalue()
     n = len(steps)
     assert f"LLM: {n} of {n} LLM calls failed (timeout)" in text
-    assert f"after a timeout the model was not asked again in " in text
+    assert "after a timeout the model was not asked again in " in text
