@@ -66,7 +66,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _llm_failures(db: str, run_id: str) -> list[str]:
-    """The evaluation's failed LLM calls, one line per error class (fakegang/runs/llm_failures.py)."""
+    """The evaluation's failed LLM calls, one line per error class (runs/llm_failures.py)."""
     from fakegang.runs.llm_failures import run_llm_failures
     from fakegang.tools.memory.store import Memory
 
