@@ -32,6 +32,7 @@ from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
 from fakegang.runs.checkpoint_tables import copy_branch
+from fakegang.runs.llm_failures import run_llm_failures
 from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
 from fakegang.runs.runs import outcome_of
@@ -258,6 +259,9 @@ def _play(app, ctx, memory, fork_run: str, thread_id: str, task: str, at: int, o
             )
     row = memory.episode(thread_id) or {}
     print(f"  result   : {outcome_of(row) or row.get('status')}", file=out)
+    for line in run_llm_failures(memory.db, fork_run).lines():
+        print(f"  LLM      : {line}", file=out)
+    print("  memory   : read only (a what-if teaches training nothing)", file=out)
     print(f"  replay   : fakegang replay {thread_id} --db {ctx.db_path}", file=out)
     return {"thread_id": thread_id, "run_id": fork_run, "won": bool(row.get("won"))}
 

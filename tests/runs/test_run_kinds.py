@@ -69,9 +69,9 @@ def test_fork_of_an_evaluation_then_training_learns_from_training_only(env_url, 
     k = 1
     visible = [s for s in steps if s["action"].startswith("inspect ")]
     assert len(visible) > k
-    fork = fork_episode(
-        str(db), eval_tid, at=k, action="submit", env_url=env_url, out=io.StringIO()
-    )
+    said = io.StringIO()
+    fork = fork_episode(str(db), eval_tid, at=k, action="submit", env_url=env_url, out=said)
+    assert "memory   : read only (a what-if teaches training nothing)" in said.getvalue()
     resources.reset_all()
     fork_tid = fork["thread_id"]
     # the what-if is recorded and listed, but it taught the memory nothing
