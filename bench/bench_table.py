@@ -52,6 +52,12 @@ def table(r: dict) -> str:
         rows += [
             ("  network generation, median", f"{env['generation_ms_median']:.0f} ms"),
             ("  steps/s in-process", f"{env['in_process_steps_per_s']}"),
+            (
+                "  pivot step in-process, median / max",
+                f"{env['pivot_ms_median']:.2f} / {env['pivot_ms_max']:.2f} ms"
+                if "pivot_ms_median" in env
+                else "not in this run (recorded before pivots)",
+            ),
             ("  steps/s HTTP (keep-alive, loopback)", f"{env['http_steps_per_s']}"),
             ("  steps/s WebSocket", f"{env['ws_steps_per_s']}"),
             (

@@ -6,8 +6,7 @@ would take hours on this 2-core machine. With `--model fake` the credit rule kee
 (0.20) and the rule's confidence never drops below 0.30, so the agent's actions are exactly the
 rule engine's: this script plays that same policy (`propose` with the pinned weights) and learns
 with the same code (`tools/learning/experience.py`: labelled rows, MAP refit, versions) after each
-round.
-LLM call shares are not measured here (use `fakegang campaign`).
+round. LLM call shares are not measured here (use `fakegang campaign`).
 
     python bench/campaign_curves.py --task hard --tactics mixed --campaigns 0-19 --rounds 10
 """

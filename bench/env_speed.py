@@ -9,7 +9,10 @@
   by one keep-alive httpx client replaying the same full hard episodes with `action_index`;
   `POST /step` requests per second (reset excluded) and whole-episode wall time (reset included);
 * WebSocket: the same episodes with OpenEnv's client (`FakeGangEnv(...).sync()`);
-* hard observation size: bytes of the `/step` response JSON at reset and at the last step.
+* hard observation size: bytes of the `/step` response JSON at reset and at the last step;
+* pivots: median and max wall time of one in-process `pivot` step on hard (every trace from the
+  reported member, then from every other member, on `mixed` networks; target < 5 ms), and of
+  the trace pass alone (`build_traces`, part of the generation time above).
 
 The server and the client share this machine's cores, so the HTTP and WS numbers include both
 sides' CPU time.
@@ -33,6 +36,7 @@ import httpx
 from fakegang_env.engine import Episode
 from fakegang_env.generator import generate_network
 from fakegang_env.policies import make_policy
+from fakegang_env.traces import TRACES, build_traces
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "hard"
@@ -71,6 +75,43 @@ def bench_in_process(episodes: dict[int, list[Action]]) -> dict[str, float]:
         elapsed += time.perf_counter() - t0
         steps += len(actions)
     return {"steps": steps, "steps_per_s": steps / elapsed}
+
+
+def bench_pivots(seeds: list[int]) -> dict[str, float]:
+    """One pivot step, timed in-process, for every (member, trace) a budget allows."""
+    pivots, passes, cpu = [], [], []  # wall and CPU time (a loaded machine inflates wall)
+    for seed in seeds:
+        ep = Episode(TASK, seed, tactics="mixed")
+        net = ep.network
+        pool = {net.accounts[g].ip_cluster_id for g in net.gang_ids}
+        t0 = time.perf_counter()
+        build_traces(net, ep.playbook, pool)
+        passes.append(time.perf_counter() - t0)
+        done: set[str] = set()
+        while ep.steps_remaining >= 4:
+            visible = set(ep.observation()["visible_account_ids"])
+            todo = [g for g in [net.reported_id, *net.gang_ids] if g in visible - done]
+            if not todo:
+                break
+            member = todo[0]
+            done.add(member)
+            ep.step("inspect", member)
+            for trace in TRACES:
+                if ep.steps_remaining < 3:
+                    break
+                t0, c0 = time.perf_counter(), time.process_time()
+                obs = ep.step("pivot", member, trace)
+                pivots.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+                assert obs["last_action_error"] is None, obs["last_action_error"]
+    return {
+        "pivots": len(pivots),
+        "median_s": statistics.median(pivots),
+        "max_s": max(pivots),
+        "cpu_median_s": statistics.median(cpu),
+        "cpu_max_s": max(cpu),
+        "trace_pass_median_s": statistics.median(passes),
+    }
 
 
 def free_port() -> int:
@@ -182,6 +223,7 @@ def run(n_seeds: int) -> dict[str, Any]:
     result["generation"] = bench_generation(list(range(max(5, n_seeds))))
     episodes = {seed: record_actions(seed) for seed in seeds}
     result["in_process"] = bench_in_process(episodes)
+    result["pivot"] = bench_pivots(list(range(max(5, n_seeds))))
     port = free_port()
     proc = start_server(port)
     try:
@@ -230,6 +272,18 @@ def table(r: dict[str, Any]) -> str:
             "WebSocket steps/s (FakeGangEnv .sync())",
             f"{r['ws']['steps_per_s']:.0f}",
             f"{r['ws']['steps']} steps",
+        ),
+        (
+            "hard pivot step in-process, median",
+            f"{r['pivot']['median_s'] * 1000:.2f} ms",
+            f"max {r['pivot']['max_s'] * 1000:.2f} ms over {r['pivot']['pivots']} pivots "
+            f"(target < 5 ms); CPU median {r['pivot']['cpu_median_s'] * 1000:.2f}, max "
+            f"{r['pivot']['cpu_max_s'] * 1000:.2f} ms",
+        ),
+        (
+            "hard trace pass (in the generation), median",
+            f"{r['pivot']['trace_pass_median_s'] * 1000:.1f} ms",
+            "",
         ),
         ("hard observation JSON, at reset", f"{h['reset_bytes'] / 1024:.1f} KiB", ""),
         ("hard observation JSON, last step", f"{h['final_bytes'] / 1024:.1f} KiB", ""),

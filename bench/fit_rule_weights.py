@@ -3,8 +3,7 @@
 Plays the current rule engine in-process on seeds 1000+ of every task, records the evidence
 features of every inspected and every frontier account at each decision with its true label, and
 fits two logistic regressions. Writes tools/rules/rule_weights.json. Run twice so the second fit
-sees
-the states the first fitted policy reaches:
+sees the states the first fitted policy reaches:
 
     python bench/fit_rule_weights.py --seeds 1000-1024 --rounds 2
 """

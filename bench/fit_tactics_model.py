@@ -7,8 +7,7 @@ calibration seed draws them) on episode seeds 200000+i. Each episode is explored
 (the inspected accounts scored 0.99 / 0.01, as bench/evidence_ceiling.py's `perfect` scorer), so
 the rows cover members and the innocents a good investigation meets; the rows themselves are the
 ones `reflect` stores (tools/learning/experience.py `labelled_rows`: profile0, profile1, profile).
-Each
-feature gets one weight plus one per channel times that channel's strength, fitted as a MAP
+Each feature gets one weight plus one per channel times that channel's strength, fitted as a MAP
 logistic regression centred on the shipped weights (interactions at 0). A second round adds the
 rows the first round's model reaches when it explores by itself, and refits (on training
 campaigns 100-119, hard `mixed` learning AUC 0.42 with one round, 0.465 with two; medium 0.405

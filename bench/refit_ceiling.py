@@ -5,10 +5,9 @@
 For each campaign, the first regime's hidden playbook is played K times on training seeds
 (60000 + 100·campaign + i) with the agent's own learning loop (labelled debrief rows, MAP refit,
 new weights after every episode, tools/learning/experience.py), and after K = 0, 1, 2, 3, 6
-episodes the
-refit weights play `--tests` unseen seeds (70000 + 100·campaign + j) of that same playbook.
-This is the best case for learning inside a campaign: every training episode comes from the
-current regime, none from an older one. If the win rate plateaus here well below the campaign
+episodes the refit weights play `--tests` unseen seeds (70000 + 100·campaign + j) of that same
+playbook. This is the best case for learning inside a campaign: every training episode comes from
+the current regime, none from an older one. If the win rate plateaus here well below the campaign
 targets, the limit is the rule engine's policy and features, not how fast it learns.
 
 The losses after the last K are sorted by what went wrong (`loss_modes`; a loss can show several):

@@ -114,6 +114,7 @@ def bench_env(n_seeds: int, url: str, server_pid: int) -> dict:
     generation = env_speed.bench_generation(list(range(max(5, n_seeds))))
     episodes = {seed: env_speed.record_actions(seed) for seed in range(n_seeds)}
     in_process = env_speed.bench_in_process(episodes)
+    pivot = env_speed.bench_pivots(list(range(max(5, n_seeds))))
     http = env_speed.bench_http(url, episodes, server_pid)
     ws = env_speed.bench_ws(url, episodes)
     return {
@@ -121,6 +122,8 @@ def bench_env(n_seeds: int, url: str, server_pid: int) -> dict:
         "generation_ms_median": round(generation["median_s"] * 1000, 1),
         "generation_ms_max": round(generation["max_s"] * 1000, 1),
         "in_process_steps_per_s": round(in_process["steps_per_s"]),
+        "pivot_ms_median": round(pivot["median_s"] * 1000, 3),
+        "pivot_ms_max": round(pivot["max_s"] * 1000, 2),
         "http_steps_per_s": round(http["steps_per_s"]),
         "ws_steps_per_s": round(ws["steps_per_s"]),
         "hard_obs_bytes_reset": http["reset_bytes"],
@@ -263,6 +266,13 @@ def main(argv: list[str] | None = None) -> int:
             + "\n".join(lines)
             + f"\n  refit with a full experience table: {camp['refit_s_full_table']:.2f} s"
         )
+    import view_speed  # noqa: E402  (bench/view_speed.py: `fakegang view` on a 240-action episode)
+
+    if args.quick:  # a 240-action episode is played first: about a minute
+        r["view"] = {"skipped": "--quick (run bench/view_speed.py)"}
+    else:
+        section("view", r, lambda: view_speed.run(5))
+        r["table"] += "\n\n" + r["view"].get("table", f"view: {r['view'].get('error')}")
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     suffix = "-quick" if args.quick else ""

@@ -13,12 +13,17 @@ Per task (hard, medium) and per tactics (classic, each named generation, mixed),
     on the generation's own training seeds 1000+, scored on the episodes the agent plays with
     them. The refit agent's win rate is printed too: what learning could recover.
 
+  * pivot yields: per trace, how many other members and how many innocents share a member's
+    value of it (what a pivot from that member finds; its page shows at most 25 of them),
+    averaged over every member of every test seed's fresh network, and how often it is empty.
+    `--yields-only` prints just this table (seconds, no play).
+
 Targets (CAMPAIGNS.md / issue 12): agent win rate loses >= 25 points against classic on hard
 (>= 20 on medium), averaged over the named generations, and on mixed; refit F1 >= 0.9; oracle
 wins 100 % with mean grader >= 0.95.
 
 Usage: python bench/tactics_calibration.py [--tasks hard,medium] [--seeds 0-49]
-       [--train-seeds 1000-1019] [--tactics a,b] [--workers 2] [--json]
+       [--train-seeds 1000-1019] [--tactics a,b] [--workers 2] [--yields-only] [--json]
 """
 
 from __future__ import annotations
@@ -37,8 +42,10 @@ from fakegang.tools.rules import evidence
 from fakegang.tools.rules.evidence import CaseView, profile_features
 from fakegang.tools.rules.player import play_rules
 from fakegang_env.arguments import seed_range
+from fakegang_env.generator import generate_network
 from fakegang_env.policies import run_policy
 from fakegang_env.tactics import MIXED, TACTICS_NAMES
+from fakegang_env.traces import TRACES
 
 LOSS_TARGET = {"hard": 0.25, "medium": 0.20}
 REFIT_F1_TARGET = 0.9
@@ -112,6 +119,32 @@ def rates(results: list[dict]) -> dict[str, float]:
     }
 
 
+def pivot_yields(task: str, tactics: str, seeds: list[int]) -> dict[str, dict[str, float]]:
+    """Per trace: mean other members and innocents sharing a member's value, share empty."""
+    sums = {t: [0, 0, 0] for t in TRACES}  # members, innocents, empty
+    n = 0
+    for seed in seeds:
+        net = generate_network(task, seed, tactics)
+        assert net.traces is not None
+        ring = set(net.gang_ids)
+        for member in net.gang_ids:
+            n += 1
+            for trace in TRACES:
+                hits = net.traces.matches(net, trace, member)
+                inside = sum(a in ring for a in hits)
+                sums[trace][0] += inside
+                sums[trace][1] += len(hits) - inside
+                sums[trace][2] += not hits
+    return {
+        t: {
+            "members": round(m / n, 2),
+            "innocents": round(i / n, 2),
+            "empty": round(e / n, 3),
+        }
+        for t, (m, i, e) in sums.items()
+    }
+
+
 def calibrate(task: str, tactics: str, seeds: list[int], train: list[int]) -> dict[str, Any]:
     """One row of the table: every measure for (task, tactics)."""
     started = time.monotonic()
@@ -135,6 +168,7 @@ def calibrate(task: str, tactics: str, seeds: list[int], train: list[int]) -> di
         "f1_classic_fitted": round(f1(test_rows, shipped), 4),
         "f1_refit": round(f1(refit_rows, fitted), 4),
         "rows": {"train": len(train_rows) + len(more), "test": len(test_rows)},
+        "pivot_yields": pivot_yields(task, tactics, seeds),
         "seconds": round(time.monotonic() - started, 1),
     }
 
@@ -208,6 +242,29 @@ def table(result: dict[str, Any]) -> str:
         )
     for task, v in result["verdicts"].items():
         lines.append(f"{task}: {json.dumps(v)}")
+    if any("pivot_yields" in r for r in result["rows"]):  # results recorded before pivots lack it
+        lines.append(yields_table(result))
+    return "\n".join(lines)
+
+
+def yields_table(result: dict[str, Any]) -> str:
+    """Per (task, tactics) and trace: other members / innocents a member's pivot finds."""
+    head = f"{'task':<7}{'tactics':<21}" + "".join(f"{t:>14}" for t in TRACES)
+    lines = [
+        f"pivot yields from a member, test seeds {result['seeds']}: other members / innocents "
+        "sharing its value (mean over members; * = empty for some member)",
+        head,
+        "-" * len(head),
+    ]
+    for r in result["rows"]:
+        if "pivot_yields" not in r:
+            continue
+        cells = []
+        for t in TRACES:
+            y = r["pivot_yields"][t]
+            mark = "*" if y["empty"] else " "
+            cells.append(f"{y['members']:>6.1f} /{y['innocents']:>5.1f}{mark}")
+        lines.append(f"{r['task']:<7}{r['tactics']:<21}" + "".join(f"{c:>14}" for c in cells))
     return "\n".join(lines)
 
 
@@ -218,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=seed_range, default=range(50))
     p.add_argument("--train-seeds", type=seed_range, default=range(1000, 1020))
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument(
+        "--yields-only", action="store_true", help="only the pivot yields table (no play)"
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     tactics = args.tactics.split(",")
@@ -226,6 +286,16 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown tactics {bad}; valid: {', '.join(TACTICS_NAMES)}")
     if min(args.train_seeds) < 1000 or set(args.train_seeds) & set(args.seeds):
         p.error("--train-seeds must be >= 1000 and disjoint from --seeds (fit on training seeds)")
+    if args.yields_only:
+        seeds = list(args.seeds)
+        rows = [
+            {"task": t, "tactics": g, "pivot_yields": pivot_yields(t, g, seeds)}
+            for t in args.tasks.split(",")
+            for g in tactics
+        ]
+        result = {"seeds": f"{seeds[0]}-{seeds[-1]}", "rows": rows}
+        print(json.dumps(result) if args.json else yields_table(result))
+        return 0
     result = run(
         args.tasks.split(","), tactics, list(args.seeds), list(args.train_seeds), args.workers
     )

@@ -4,7 +4,7 @@
     fakegang env tactics [--json]
     fakegang env generate --task TASK (--seed N | --campaign C --round K) [--tactics G]
     fakegang env baseline --policy random|naive|oracle --task TASK --seeds A-B [--tactics G]
-                          [--json]
+                          [--pivots] [--json]
 
 The coordinator's dispatcher (`fakegang/cli/main.py`) calls `add_env_commands(subparsers)` and then
 `args.func(args)`, which returns the exit code. `python -m fakegang_env.cli ...` runs the same
@@ -52,6 +52,12 @@ def cmd_tactics(args: argparse.Namespace) -> int:
         print(f"{row['name']:<20}{cells}")
         print(f"{'':<20}  {row['description']}")
     print("channels: " + ", ".join(CHANNELS) + " (1.0 = the task's classic strength)")
+    from fakegang_env.traces import TRACE_CHANNELS
+
+    print(
+        "pivot traces follow channels: "
+        + ", ".join(f"{t} <- {c}" for t, c in TRACE_CHANNELS.items())
+    )
     return 0
 
 
@@ -89,17 +95,24 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def run_baseline(
-    policy: str, task: str, seeds: Sequence[int], tactics: str = "classic"
+    policy: str,
+    task: str,
+    seeds: Sequence[int],
+    tactics: str = "classic",
+    *,
+    pivots: bool = False,
 ) -> dict[str, Any]:
-    """Play `policy` on every seed in-process; the per-episode rows and their summary."""
+    """Play `policy` (its pivoting variant with `pivots`) on every seed in-process; the
+    per-episode rows and their summary."""
     from fakegang_env.policies import run_policy
 
-    rows = [run_policy(policy, task, seed, tactics) for seed in seeds]
+    rows = [run_policy(policy, task, seed, tactics, pivots=pivots) for seed in seeds]
     n = len(rows)
     return {
         "task": task,
         "policy": policy,
         "tactics": tactics,
+        "pivots": pivots,
         "seeds": f"{seeds[0]}-{seeds[-1]}",
         "episodes": n,
         "win_rate": sum(1 for r in rows if r["won"]) / n,
@@ -117,7 +130,8 @@ def _table(result: dict[str, Any]) -> str:
     )
     lines = [
         f"policy={result['policy']} task={result['task']} seeds={result['seeds']}"
-        + (f" tactics={result['tactics']}" if result["tactics"] != "classic" else ""),
+        + (f" tactics={result['tactics']}" if result["tactics"] != "classic" else "")
+        + (" pivots=on" if result.get("pivots") else ""),
         head,
         "-" * len(head),
     ]
@@ -132,12 +146,19 @@ def _table(result: dict[str, Any]) -> str:
         f"episodes={result['episodes']} win_rate={result['win_rate']:.2f} "
         f"mean_grader={result['mean_grader']:.3f} mean_steps={result['mean_steps']:.1f} "
         f"mean_reward={result['mean_reward']:.2f}"
+        + (
+            f" mean_pivots={sum(r['pivots'] for r in result['rows']) / result['episodes']:.1f}"
+            if result.get("pivots")
+            else ""
+        )
     )
     return "\n".join(lines)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    result = run_baseline(args.policy, args.task, list(args.seeds), args.tactics)
+    result = run_baseline(
+        args.policy, args.task, list(args.seeds), args.tactics, pivots=args.pivots
+    )
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
     else:
@@ -191,6 +212,11 @@ def fill_env_parser(env: argparse.ArgumentParser) -> None:
         help="inclusive range A-B, e.g. 0-49 (or one seed N)",
     )
     add_tactics_argument(base)
+    base.add_argument(
+        "--pivots",
+        action="store_true",
+        help="play the policy's pivoting variant (it also uses the pivot action)",
+    )
     base.add_argument(
         "--json",
         action="store_true",

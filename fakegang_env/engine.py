@@ -19,6 +19,7 @@ from fakegang_env.playbook import evasion_params
 from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionType
 from fakegang_env.tactics import CLASSIC, MIXED, Playbook, campaign_round, resolve_playbook
 from fakegang_env.tasks import TaskSpec, get_task
+from fakegang_env.traces import PAGE_SIZE, TRACES, build_traces
 
 __all__ = ["Episode", "parse_action_type"]
 
@@ -80,6 +81,9 @@ class Episode:
     def _setup(self, network: Network, episode_id: str | None, playbook: Playbook) -> None:
         self.task_spec: TaskSpec = get_task(network.task)
         self.network: Network = network
+        if network.traces is None:  # a hand-made network: its ring's current IPs are the pool
+            pool = {network.accounts[g].ip_cluster_id for g in network.gang_ids}
+            network.traces = build_traces(network, playbook, pool)
         self.playbook: Playbook = playbook
         self._evasion = evasion_params(self.task_spec.name, playbook)
         self.episode_id = episode_id
@@ -93,6 +97,7 @@ class Episode:
         self._flagged: list[str] = []
         self._suspect_marks: set[str] = set()
         self._snapshots: dict[str, dict] = {}
+        self._pivots: list[dict] = []
         self._step_count = 0
         self._action_count = 0
         self._return = 0.0
@@ -164,6 +169,7 @@ class Episode:
             "fn": t.get("fn"),
             "recall": t.get("recall"),
             "precision": t.get("precision"),
+            "pivots": [{**p, "account_ids": list(p["account_ids"])} for p in self._pivots],
             "ring_ids": sorted(self._gang) if self._done else None,
             "done": self._done,
             "reward": self._reward,
@@ -204,14 +210,19 @@ class Episode:
         }
 
     # -- actions --------------------------------------------------------------------------------
-    def step(self, action_type: str | ActionType, account_id: str | None) -> dict:
-        """Apply one action and return the new observation. Illegal actions change nothing."""
+    def step(
+        self, action_type: str | ActionType, account_id: str | None, trace: str | None = None
+    ) -> dict:
+        """Apply one action and return the new observation. Illegal actions change nothing.
+        `trace` is the pivot's trace name (only pivot takes one)."""
         kind = parse_action_type(action_type)
         if account_id is not None and not isinstance(account_id, str):
             raise ValueError(
                 f"account_id must be a string or None, got {type(account_id).__name__}"
             )
-        err = self._illegal(kind, account_id)
+        if trace is not None and not isinstance(trace, str):
+            raise ValueError(f"trace must be a string or None, got {type(trace).__name__}")
+        err = self._illegal(kind, account_id, trace)
         if err is not None:
             self._reward, self._error, self._message = 0.0, err, err
             return self.observation()
@@ -226,6 +237,8 @@ class Episode:
             msg = self._investigate(account_id)
         elif kind is ActionType.FLAG:
             msg = self._flag(account_id)
+        elif kind is ActionType.PIVOT:
+            msg = self._pivot(account_id, trace, before)
         elif kind is ActionType.UNFLAG:
             self._flagged.remove(account_id)
             msg = f"Removed the flag from {account_id}."
@@ -240,10 +253,12 @@ class Episode:
         self._message = msg
         return self.observation()
 
-    def _illegal(self, kind: ActionType, account_id: str | None) -> str | None:
+    def _illegal(self, kind: ActionType, account_id: str | None, trace: str | None) -> str | None:
         name = kind.value.upper()
         if self._done:
             return "Episode is already over: reset to start a new one."
+        if trace is not None and kind is not ActionType.PIVOT:
+            return f"Cannot {name}: only pivot takes a trace (got trace '{trace[:40]}')."
         if kind is ActionType.SUBMIT:
             return None
         if not account_id:
@@ -258,11 +273,48 @@ class Episode:
                 f"Cannot {name}: it costs 2 steps and only {self.steps_remaining} remains; "
                 "inspect, flag or submit instead."
             )
+        if kind is ActionType.PIVOT:
+            return self._illegal_pivot(account_id, trace)
         if kind is ActionType.FLAG and account_id in self._flagged:
             return f"Cannot {name}: account '{account_id}' is already flagged."
         if kind is ActionType.UNFLAG and account_id not in self._flagged:
             return f"Cannot {name}: account '{account_id}' is not flagged."
         return None
+
+    def _illegal_pivot(self, account_id: str, trace: str | None) -> str | None:
+        if not trace:
+            return f"Cannot PIVOT: no trace given (valid traces: {', '.join(TRACES)})."
+        if trace not in TRACES:
+            return (
+                f"Cannot PIVOT: unknown trace '{trace[:40]}' (valid traces: {', '.join(TRACES)})."
+            )
+        if account_id not in self._snapshots:
+            return (
+                f"Cannot PIVOT: account '{account_id}' has not been inspected (pivot from an id "
+                "in inspected_ids)."
+            )
+        return None  # it costs one step, like inspect: legal whenever the episode runs
+
+    def _pivot(self, aid: str, trace: str, at_step: int) -> str:
+        """A platform search: the accounts sharing `aid`'s current value of `trace`."""
+        net = self.network
+        assert net.traces is not None
+        hits = net.traces.matches(net, trace, aid)
+        page = hits[:PAGE_SIZE]
+        new = self._reveal(page)
+        self._pivots.append(
+            {
+                "account_id": aid,
+                "trace": trace,
+                "at_step": at_step,
+                "total": len(hits),
+                "account_ids": page,
+            }
+        )
+        return (
+            f"Pivoted from {aid} on {trace}: {len(hits)} other accounts share it; showing "
+            f"{len(page)} ({new} newly visible)."
+        )
 
     def _reveal(self, ids: list[str]) -> int:
         new = 0
@@ -386,3 +438,5 @@ class Episode:
         renamed = [g for g in gang if rng.random() < p.evasion_rename] or [rng.choice(gang)]
         for g in renamed:
             net.accounts[g].name_change_count += 1
+        if net.traces is not None:  # no RNG draw: classic evasion stays bit for bit
+            net.traces.rotate_schedule(net, k)

@@ -32,8 +32,9 @@ from fakegang_env.gen_params import PARAMS, GenParams
 from fakegang_env.network import NUMERIC_SIGNALS, ROLES, SIGNAL_NAMES, Account, Network
 from fakegang_env.playbook import apply_playbook
 from fakegang_env.profiles import Population
-from fakegang_env.tactics import Playbook, resolve_playbook
+from fakegang_env.tactics import CLASSIC, Playbook, resolve_playbook
 from fakegang_env.tasks import UnknownTaskError, get_task
+from fakegang_env.traces import TRACES, build_traces
 from fakegang_env.wiring import add_edges, assign_ips, finish
 
 __all__ = [
@@ -68,13 +69,19 @@ def generate_network(task: str, seed: int, playbook: Playbook | str | None = Non
     pop.make_others(spec.n_accounts)
     assign_ips(pop)
     net = finish(pop, add_edges(pop))
+    proxy_ips = {net.accounts[g].ip_cluster_id for g in net.gang_ids}  # the classic proxy pool
     if playbook is None or playbook.is_classic:
-        return net
-    return apply_playbook(net, playbook)
+        playbook = CLASSIC
+    else:
+        apply_playbook(net, playbook)
+    net.traces = build_traces(net, playbook, proxy_ips)  # its own RNG: the build is untouched
+    return net
 
 
 def network_to_dict(net: Network) -> dict:
-    """The network with its hidden truth as a JSON-ready dict (for `fakegang env generate`)."""
+    """The network with its hidden truth as a JSON-ready dict (for `fakegang env generate`);
+    each account's `traces` (the values a pivot searches by) are an additive key."""
+    traces = net.traces
     return {
         "task": net.task,
         "seed": net.seed,
@@ -89,6 +96,11 @@ def network_to_dict(net: Network) -> dict:
                 "role": a.role,
                 **{k: v for k, v in net.signals(a.account_id).items()},
                 "follows": list(a.follows),
+                **(
+                    {"traces": {t: traces.value(net, t, a.account_id) for t in TRACES}}
+                    if traces is not None
+                    else {}
+                ),
             }
             for a in net.accounts.values()
         ],

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fakegang_env.traces import Traces
+
 __all__ = ["Account", "Network", "ROLES", "SIGNAL_NAMES", "NUMERIC_SIGNALS"]
 
 ROLES: tuple[str, ...] = (
@@ -75,6 +77,9 @@ class Network:
     gang_ids: list[str]
     starting_ids: list[str]
     reported_id: str = ""
+    #: The accounts' shared traces (the pivot's search index); None on hand-made networks
+    #: until an episode attaches them.
+    traces: Traces | None = field(default=None, repr=False)
     _followers: dict[str, dict[str, None]] = field(default_factory=dict, repr=False)
     _ip_count: dict[str, int] = field(default_factory=dict, repr=False)
 
@@ -160,4 +165,5 @@ class Network:
             gang_ids=list(self.gang_ids),
             starting_ids=list(self.starting_ids),
             reported_id=self.reported_id,
+            traces=None if self.traces is None else self.traces.copy(),
         )

@@ -12,6 +12,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 ACCOUNT_ID_MAX_LEN = 64
+TRACE_MAX_LEN = 32
 #: The environment variable with the server's bearer token (`fakegang env serve --token`): the
 #: server requires it and every client sends it, so an embedded server and its client agree.
 TOKEN_ENV = "FAKEGANG_ENV_TOKEN"
@@ -23,6 +24,7 @@ class ActionType(StrEnum):
     FLAG = "flag"
     UNFLAG = "unflag"
     SUBMIT = "submit"
+    PIVOT = "pivot"
 
 
 #: Budget steps consumed by each action type.
@@ -32,6 +34,7 @@ STEP_COST: dict[ActionType, int] = {
     ActionType.FLAG: 0,
     ActionType.UNFLAG: 0,
     ActionType.SUBMIT: 0,
+    ActionType.PIVOT: 1,
 }
 
 #: Reward of each action type (the terminal reward of SUBMIT is added separately).
@@ -41,6 +44,7 @@ STEP_REWARD: dict[ActionType, float] = {
     ActionType.FLAG: 0.0,
     ActionType.UNFLAG: 0.0,
     ActionType.SUBMIT: 0.0,
+    ActionType.PIVOT: -0.01,
 }
 
 
@@ -50,12 +54,17 @@ class ActionFields(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action_type: ActionType = Field(
-        description="inspect | investigate_network | flag | unflag | submit"
+        description="inspect | investigate_network | flag | unflag | submit | pivot"
     )
     account_id: str | None = Field(
         default=None,
         max_length=ACCOUNT_ID_MAX_LEN,
         description="Target account (required for every action except submit)",
+    )
+    trace: str | None = Field(
+        default=None,
+        max_length=TRACE_MAX_LEN,
+        description="pivot only: the trace to search by (GET /tasks lists them under `traces`)",
     )
 
 
@@ -79,6 +88,21 @@ class AccountProfile(BaseModel):
     mutual_follow_rate: float
     visible_follows: list[str]
     inspected_at_step: int = Field(description="step_count when this snapshot was taken")
+
+
+class PivotResult(BaseModel):
+    """One pivot as a platform search answered it: a page of matching ids and the total."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    account_id: str = Field(description="The inspected account pivoted from")
+    trace: str = Field(description="The trace searched by")
+    at_step: int = Field(description="step_count before the pivot")
+    total: int = Field(description="How many other accounts share the value")
+    account_ids: list[str] = Field(
+        description="The first page of them (at most the page size), in an order that says "
+        "nothing about membership; all made visible"
+    )
 
 
 class ObservationFields(BaseModel):
@@ -111,6 +135,9 @@ class ObservationFields(BaseModel):
     fn: int | None = None
     recall: float | None = None
     precision: float | None = None
+    pivots: list[PivotResult] = Field(
+        default_factory=list, description="Every pivot applied so far, oldest first"
+    )
     ring_ids: list[str] | None = Field(
         default=None,
         description="Debrief on the terminal observation only: the ring's account ids, sorted "

@@ -123,6 +123,10 @@ GENERATIONS: dict[str, Playbook] = {
     "crafted_content": _playbook("crafted_content", content_reuse=0.3, renames=0.3),
     "loose_cells": _playbook("loose_cells", ring_density=0.3, lockstep_cofollow=0.5),
     "heavy_camouflage": _playbook("heavy_camouflage", camouflage=0.0, lockstep_cofollow=0.5),
+    # built against pivots: no shared IP block, photo, bio or scheduler left to search by
+    "diversified": _playbook(
+        "diversified", shared_proxies=0.0, content_reuse=0.0, posting_sync=0.2
+    ),
 }
 
 #: One line per generation on what it changes (for `/tasks` and `fakegang env tactics`).
@@ -136,6 +140,8 @@ GENERATION_NOTES: dict[str, str] = {
     "loose_cells": "loose cells with few intra-ring follows, staggered partial co-follows",
     "heavy_camouflage": "many follows of celebrities and ordinary users with follow-backs, "
     "partial co-follows",
+    "diversified": "against pivots: own residential IP, stock photo, generic bio and schedule "
+    "per member",
     MIXED: "a playbook drawn per seed: two to four channels weakened by random amounts",
 }
 
@@ -143,16 +149,27 @@ TACTICS_NAMES: tuple[str, ...] = (*GENERATIONS, MIXED)
 
 
 def tactics_catalog() -> list[dict[str, Any]]:
-    """Every tactics name with its one-line note and channel strengths (None for `mixed`).
+    """Every tactics name with its one-line note, channel strengths and what it does to each
+    pivot trace (the strength of the trace's channel: 1 = the ring shares it, 0 = members sit on
+    ordinary users' values); None for `mixed`, whose strengths are drawn per seed.
 
     A named generation's strengths are public (a client picks it by name); what stays hidden is
     which playbook a campaign round or a `mixed` seed plays.
     """
+    from fakegang_env.traces import trace_strengths  # traces.py type-hints Playbook from here
+
     rows: list[dict[str, Any]] = [
-        {"name": name, "description": GENERATION_NOTES[name], "channels": dict(pb.channels)}
+        {
+            "name": name,
+            "description": GENERATION_NOTES[name],
+            "channels": dict(pb.channels),
+            "traces": trace_strengths(pb),
+        }
         for name, pb in GENERATIONS.items()
     ]
-    rows.append({"name": MIXED, "description": GENERATION_NOTES[MIXED], "channels": None})
+    rows.append(
+        {"name": MIXED, "description": GENERATION_NOTES[MIXED], "channels": None, "traces": None}
+    )
     return rows
 
 

@@ -2,8 +2,7 @@
 
 Full observations, step logs, reflections and trajectories live in the memory tables
 (tools/memory/store.py); the state keeps the control fields plus what each node saw and decided in
-the
-current step, replaced (never appended) at each step.
+the current step, replaced (never appended) at each step.
 """
 
 from __future__ import annotations

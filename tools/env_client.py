@@ -118,19 +118,34 @@ class EnvClient:
         return parse_observation(self._request("POST", "/reset", json=body))
 
     def step_raw(
-        self, episode_id: str, action_type: str, account_id: str | None, action_index: int
+        self,
+        episode_id: str,
+        action_type: str,
+        account_id: str | None,
+        action_index: int,
+        trace: str | None = None,
     ) -> dict:
-        """Send one action; a retry with the same `action_index` is answered, not re-applied."""
+        """Send one action (`trace` for a pivot); a retry with the same `action_index` is
+        answered, not re-applied."""
         action: dict[str, Any] = {"action_type": action_type}
         if account_id is not None:
             action["account_id"] = account_id
+        if trace is not None:
+            action["trace"] = trace
         body = {"action": action, "episode_id": episode_id, "action_index": action_index}
         return self._request("POST", "/step", json=body)
 
     def step(
-        self, episode_id: str, action_type: str, account_id: str | None, action_index: int
+        self,
+        episode_id: str,
+        action_type: str,
+        account_id: str | None,
+        action_index: int,
+        trace: str | None = None,
     ) -> PlainObservation:
-        return parse_observation(self.step_raw(episode_id, action_type, account_id, action_index))
+        return parse_observation(
+            self.step_raw(episode_id, action_type, account_id, action_index, trace)
+        )
 
     def state(self, episode_id: str) -> dict:
         return self._request("GET", "/state", params={"episode_id": episode_id})

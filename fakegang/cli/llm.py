@@ -3,8 +3,7 @@
 A quick way to see that a model works here (package, credentials, region, latency) before a
 run depends on it.  Prompts come from the agent's real builders
 (`fakegang.tools.models.prompting.sample_decision_messages` / `sample_reflection_messages`); if
-those
-are unavailable a small built-in sample is used and the output says so.
+those are unavailable a small built-in sample is used and the output says so.
 """
 
 from __future__ import annotations

@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     from fakegang.cli.campaign import add_campaign_commands
 
     add_campaign_commands(sub)
+    from fakegang.cli.view import add_view_commands
+
+    add_view_commands(sub)
     return parser
 
 

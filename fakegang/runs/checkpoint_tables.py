@@ -91,3 +91,25 @@ def keep_only_head(conn: sqlite3.Connection, thread_id: str, head_id: str) -> tu
         (thread_id, head_id),
     )
     return deleted_cp, deleted_w
+
+
+def thread_checkpoints(
+    conn: sqlite3.Connection, thread_id: str
+) -> list[tuple[str, str | None, str]]:
+    """(checkpoint id, parent id, metadata JSON) of a thread's root-namespace checkpoints,
+    newest first, without their blobs (the viewer walks the branch, then reads the writes)."""
+    return conn.execute(
+        "select checkpoint_id, parent_checkpoint_id, metadata from checkpoints "
+        "where thread_id = ? and checkpoint_ns = '' order by checkpoint_id desc",
+        (thread_id,),
+    ).fetchall()
+
+
+def thread_writes(conn: sqlite3.Connection, thread_id: str) -> list[tuple[str, str, str, bytes]]:
+    """(checkpoint id, channel, type, value) of every write of a thread, in task order: what
+    each node returned, attached to the checkpoint it ran from."""
+    return conn.execute(
+        "select checkpoint_id, channel, type, value from writes "
+        "where thread_id = ? and checkpoint_ns = '' order by checkpoint_id, task_id, idx",
+        (thread_id,),
+    ).fetchall()

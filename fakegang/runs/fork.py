@@ -33,6 +33,7 @@ from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
 from fakegang.runs.checkpoint_tables import copy_branch
 from fakegang.runs.llm_failures import run_llm_failures
+from fakegang.runs.records import RunRecords
 from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
 from fakegang.runs.runs import outcome_of
@@ -178,7 +179,7 @@ def fork_episode(
                 },
                 as_node="arbitrate",
             )
-            memory.copy_steps(thread_id, new_tid, at)
+            RunRecords(memory).copy_steps(thread_id, new_tid, at)
             resources.store_observation(ctx, new_tid, obs)
             memory.upsert_episode(
                 {
@@ -193,7 +194,7 @@ def fork_episode(
                     "learns": int(ctx.learn),
                 }
             )
-            memory.record_fork(
+            RunRecords(memory).record_fork(
                 {
                     "thread_id": new_tid,
                     "parent_thread_id": thread_id,
@@ -239,7 +240,7 @@ def fork_episode(
 
 def _discard(app, memory, thread_id: str) -> None:
     app.checkpointer.delete_thread(thread_id)
-    memory.forget_thread(thread_id)
+    RunRecords(memory).forget_thread(thread_id)
 
 
 def _play(app, ctx, memory, fork_run: str, thread_id: str, task: str, at: int, out) -> dict:

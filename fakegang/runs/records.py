@@ -1,35 +1,37 @@
 """Run-management records in the agent's memory: run ownership and forks (`fakegang runs`,
 `resume`, `fork`, `prune`), and the step copies and deletions forks need.
 
-A mixin of `Memory` (tools/memory/store.py) so callers keep one object; split out because these
-tables serve run management, not the agent's learning.
+A view over the agent's `Memory` (tools/memory/store.py): the tables live in the same file (the
+memory's schema creates them), but only run management reads or writes them, so the agent's
+packages never import this module.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from fakegang.tools.memory.schema import utc_now
 
+if TYPE_CHECKING:
+    from fakegang.tools.memory.store import Memory
+
 __all__ = ["RunRecords"]
 
 
 class RunRecords:
-    """`Memory`'s run-management methods (their two tables are created when it opens)."""
+    """Run ownership and fork records of one memory database."""
 
-    db: sqlite_utils.Database
-    read_only: bool
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.db: sqlite_utils.Database = memory.db
 
-    if TYPE_CHECKING:  # provided by Memory
-
-        def _write(self, table: str, row: dict[str, Any], pk: str | tuple[str, ...]) -> None: ...
-
-        def locked(self) -> AbstractContextManager[None]: ...
-
-        def steps(self, thread_id: str) -> list[dict]: ...
+    def _write(self, table: str, row: dict[str, Any], pk: str | tuple[str, ...]) -> None:
+        if self.memory.read_only:
+            return
+        with self.memory.locked():
+            self.db[table].upsert(row, pk=pk)
 
     def list_runs(self) -> list[dict]:
         """Every run, oldest first."""
@@ -67,18 +69,18 @@ class RunRecords:
         """Copy the step rows of `src` with idx < `below_idx` to `dst` (a fork's shared past)."""
         rows = [
             {**r, "thread_id": dst_thread_id}
-            for r in self.steps(src_thread_id)
+            for r in self.memory.steps(src_thread_id)
             if r["idx"] < below_idx
         ]
-        if rows and not self.read_only:
-            with self.locked():
+        if rows and not self.memory.read_only:
+            with self.memory.locked():
                 self.db["steps"].upsert_all(rows, pk=("thread_id", "idx"))
         return len(rows)
 
     def forget_thread(self, thread_id: str) -> None:
         """Delete a thread's steps/observation/episode/fork rows (an aborted fork)."""
-        if self.read_only:
+        if self.memory.read_only:
             return
-        with self.locked(), self.db.conn:
+        with self.memory.locked(), self.db.conn:
             for table in ("steps", "observations", "episodes", "forks"):
                 self.db.execute(f"delete from {table} where thread_id = ?", [thread_id])

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from langgraph.types import StateSnapshot
 
 from fakegang.graph.graph import compile_with_sqlite
+from fakegang.runs.records import RunRecords
 from fakegang.tools.memory.store import Memory
 
 NODE_WIDTH = 11
@@ -175,13 +176,13 @@ def _header(thread_id: str, chain: list[StateSnapshot], total: int, memory) -> l
         f"({total} in the thread)"
         + (f"; paused/interrupted before {', '.join(head.next)}" if head.next else "; finished"),
     ]
-    fork = memory.fork_of(thread_id)
+    fork = RunRecords(memory).fork_of(thread_id)
     if fork:
         lines.append(
             f"  fork of {fork['parent_thread_id']} at action #{fork['at_index']}: "
             f"{fork['action']} instead of {fork['original_action']}"
         )
-    for child in memory.forks_of(thread_id):
+    for child in RunRecords(memory).forks_of(thread_id):
         crow = memory.episode(child["thread_id"]) or {}
         outcome = (
             f"{'WIN' if crow.get('won') else 'LOSS'} reward {crow.get('reward', 0):+.2f}"

@@ -21,6 +21,7 @@ from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.fork import resume_fork
 from fakegang.runs.pausing import PauseControl
+from fakegang.runs.records import RunRecords
 from fakegang.runs.runner import (
     ProgressPrinter,
     TrainOptions,
@@ -75,7 +76,7 @@ def resume_run(
     run = runs[0]
     if run.status == "running":
         probe = Memory(db)
-        owner = probe.run_owner(run_id) or {}
+        owner = RunRecords(probe).run_owner(run_id) or {}
         probe.close()
         raise ResumeError(
             f"run {run_id} is still being played by process {owner.get('pid')} on "

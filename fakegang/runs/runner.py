@@ -23,6 +23,7 @@ from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
 from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
+from fakegang.runs.records import RunRecords
 from fakegang.runs.testhooks import callbacks
 from fakegang.tools.memory.episode_row import metrics_row
 from fakegang.tools.models.chat_models import describe_model
@@ -260,7 +261,7 @@ def episode_progress(app, thread_id: str) -> str:
 
 
 def claim_run(memory, run_id: str) -> None:
-    memory.set_run_owner(run_id, os.getpid(), socket.gethostname())
+    RunRecords(memory).set_run_owner(run_id, os.getpid(), socket.gethostname())
 
 
 def play_schedule(

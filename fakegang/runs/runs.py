@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fakegang.graph.graph import compile_with_sqlite
+from fakegang.runs.records import RunRecords
 from fakegang.runs.runner import TrainOptions, episode_thread_id, schedule
 from fakegang.tools.memory.store import Memory
 
@@ -73,7 +74,7 @@ def owner_alive(owner: dict | None) -> bool:
 def run_state(memory, row: dict) -> str:
     """The run's status, with a dead `running` run reported as `interrupted`."""
     status = row.get("status") or "running"
-    if status == "running" and not owner_alive(memory.run_owner(row["run_id"])):
+    if status == "running" and not owner_alive(RunRecords(memory).run_owner(row["run_id"])):
         return "interrupted"
     return status
 
@@ -108,7 +109,7 @@ def collect_runs(db: str | Path, run_id: str | None = None) -> list[RunStatus]:
     memory = Memory(db)
     app = compile_with_sqlite(db)
     try:
-        rows = memory.list_runs()
+        rows = RunRecords(memory).list_runs()
         if run_id is not None:
             rows = [r for r in rows if r["run_id"] == run_id]
             if not rows:
@@ -147,7 +148,7 @@ def collect_runs(db: str | Path, run_id: str | None = None) -> list[RunStatus]:
                 ]
             for ep, task, seed, tid in thread_ids:
                 ep_status, outcome = _episode_status(app, memory, tid, status)
-                forks = memory.forks_of(tid)
+                forks = RunRecords(memory).forks_of(tid)
                 run.episodes.append(EpisodeStatus(ep, task, seed, tid, ep_status, outcome, forks))
             if status == "finished" and run.finished < len(run.episodes):
                 run.status = "interrupted"  # never claimed finished with episodes left
@@ -183,7 +184,7 @@ def _loose_episodes(app, memory, run_ids: set[str]) -> list[RunStatus]:
                 r["thread_id"],
                 status,
                 outcome,
-                memory.forks_of(r["thread_id"]),
+                RunRecords(memory).forks_of(r["thread_id"]),
             )
         )
     return list(out.values())

@@ -10,6 +10,7 @@ from typing import Any
 from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionFields, ActionType
 from fakegang_env.tactics import tactics_catalog
 from fakegang_env.tasks import TASKS
+from fakegang_env.traces import PAGE_SIZE, TRACE_CHANNELS, TRACE_NOTES, TRACES
 
 _ACTION_RULES: dict[ActionType, str] = {
     ActionType.INSPECT: "id must be visible; reveals its profile and adds its follows to the "
@@ -20,6 +21,9 @@ _ACTION_RULES: dict[ActionType, str] = {
     "and visible accounts on its IP become suspects",
     ActionType.UNFLAG: "removes the flag",
     ActionType.SUBMIT: "ends the episode and scores it",
+    ActionType.PIVOT: f"id must be inspected and `trace` one of `traces`; reveals up to "
+    f"{PAGE_SIZE} of the other accounts sharing the id's current value of that trace, with the "
+    "total count (observation `pivots`)",
 }
 
 
@@ -48,11 +52,16 @@ def tasks_catalog() -> dict[str, Any]:
                 "steps": STEP_COST[kind],
                 "reward": STEP_REWARD[kind],
                 "needs_account_id": kind is not ActionType.SUBMIT,
+                "needs_trace": kind is ActionType.PIVOT,
                 "rule": _ACTION_RULES[kind],
             }
             for kind in ActionType
         ],
         "tactics": tactics_catalog(),
+        "traces": [
+            {"name": t, "description": TRACE_NOTES[t], "channel": TRACE_CHANNELS[t]} for t in TRACES
+        ],
+        "pivot_page_size": PAGE_SIZE,
         "action_schema": ActionFields.model_json_schema(),
         "terminal_reward": "+1.0*TP - 0.5*FP - 0.3*FN; win +5.0 (+3.0 more if every member is "
         "found); recall met but precision not +2.0; +1.0 if submitted with at least half the "
@@ -62,8 +71,8 @@ def tasks_catalog() -> dict[str, Any]:
         "http": {
             "reset": 'POST /reset {"task", "seed"?, "episode_id"?, "tactics"?, '
             '"campaign"? + "round"? (instead of seed)}',
-            "step": 'POST /step {"action": {"action_type", "account_id"?}, "episode_id"?, '
-            '"action_index"?}',
+            "step": 'POST /step {"action": {"action_type", "account_id"?, "trace"?}, '
+            '"episode_id"?, "action_index"?}',
             "state": "GET /state?episode_id=...",
             "grader": "GET /grader?episode_id=...",
         },

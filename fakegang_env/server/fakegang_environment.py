@@ -38,7 +38,8 @@ REWARD_MODES: tuple[str, ...] = ("shaped", "grader")
 TASK_SPLIT = "tasks"
 ENV_DESCRIPTION = (
     "Uncover a coordinated ring of fake accounts hidden in a synthetic social network, on a "
-    "step budget: inspect profiles, explore the follow graph, flag suspects, submit."
+    "step budget: inspect profiles, explore the follow graph, pivot on shared traces, flag "
+    "suspects, submit."
 )
 
 
@@ -109,7 +110,7 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
             raise RuntimeError("no episode in this session: call reset() first")
         finished_before = self._episode.done
         self._steps_taken += 1
-        result = self._episode.step(action.action_type.value, action.account_id)
+        result = self._episode.step(action.action_type.value, action.account_id, action.trace)
         if self._reward_mode == "grader":  # the score once, on the step that ends the episode
             ends_now = result["done"] and not finished_before
             result["reward"] = result["grader_score"] if ends_now else 0.0

@@ -161,6 +161,7 @@ def register_http_routes(
                 body.action.account_id,
                 body.action_index,
                 wire_body,
+                trace=body.action.trace,
             )
         except ActionIndexConflict as exc:
             raise ApiError(

@@ -40,7 +40,9 @@ class EpisodeLike(Protocol):
     action_count: int
     done: bool
 
-    def step(self, action_type: str, account_id: str | None) -> dict[str, Any]: ...
+    def step(
+        self, action_type: str, account_id: str | None, trace: str | None = None
+    ) -> dict[str, Any]: ...
 
 
 class EpisodeNotFoundError(LookupError):
@@ -64,7 +66,7 @@ class ActionIndexConflict(ValueError):
 @dataclass
 class _AppliedStep:
     index: int
-    action: tuple[str, str | None]
+    action: tuple[str, str | None, str | None]
     response: Any
 
 
@@ -84,13 +86,15 @@ class HeldEpisode:
         account_id: str | None,
         action_index: int | None,
         render: Callable[[dict[str, Any]], Any],
+        *,
+        trace: str | None = None,
     ) -> tuple[Any, bool]:
         """Apply one action (or replay it); returns `(rendered response, replayed)`.
 
         `render` turns the engine's observation dict into the response that is stored for
         replays, so a replay returns exactly the bytes the first attempt returned.
         """
-        key = (action_type, account_id)
+        key = (action_type, account_id, trace)
         with self.lock:
             count = self.episode.action_count
             last = self.last_applied
@@ -119,7 +123,7 @@ class HeldEpisode:
                         received=action_index,
                         last_applied=None if last is None else last.index,
                     )
-            result = self.episode.step(action_type, account_id)
+            result = self.episode.step(action_type, account_id, trace)
             response = render(result)
             if self.episode.action_count != count:
                 self.last_applied = _AppliedStep(count, key, response)

@@ -2,9 +2,10 @@
 
 Each canary is a real trajectory of the engine: its task, seed, actions and the reward served
 after every action in both reward modes (`shaped`, the default, and `grader`, the channel the
-manifest declares). Per task there is a win (the oracle policy) and losses that try to game the
-reward: `submit_at_once` (the do-nothing floor) and `flag_everything` (flag every visible
-account after one network investigation). Replaying one over `/ws` must give back exactly the
+manifest declares). Per task there are wins (the oracle policy, and its pivoting variant, so
+the `pivot` action's costs are pinned too) and losses that try to game the reward:
+`submit_at_once` (the do-nothing floor) and `flag_everything` (flag every visible account after
+one network investigation). Replaying one over `/ws` must give back exactly the
 recorded rewards; the losses must stay far below the top of the reward range.
 
     python -m fakegang_env.validation.canaries record            # rewrite canaries.json
@@ -27,11 +28,15 @@ from fakegang_env.validation.wire import WsSession, action_dict
 CANARIES_PATH = Path(__file__).resolve().parent / "canaries.json"
 CANARY_SCHEMA_VERSION = 1
 CANARY_SEED = 7  # any seed works; one fixed seed keeps the file small and reviewable
-Action = tuple[str, str | None]
+Action = tuple[str, str | None] | tuple[str, str | None, str | None]
 
 
 def _oracle_actions(episode: Episode) -> list[Action]:
     return play_recorded(episode, OraclePolicy(episode.network))
+
+
+def _pivoting_oracle_actions(episode: Episode) -> list[Action]:
+    return play_recorded(episode, OraclePolicy(episode.network, pivots=True))
 
 
 def _flag_everything_actions(episode: Episode) -> list[Action]:
@@ -47,6 +52,7 @@ def _flag_everything_actions(episode: Episode) -> list[Action]:
 
 STRATEGIES = {
     "oracle": _oracle_actions,
+    "pivoting_oracle": _pivoting_oracle_actions,
     "submit_at_once": lambda episode: [("submit", None)],
     "flag_everything": _flag_everything_actions,
 }

@@ -4,9 +4,10 @@ over `/ws` and check that the served reward reaches the top of the declared rang
 It knows the ring because it regenerates the episode's network from `(task, seed)` in its own
 process (the generator is deterministic); the served API never exposes the ring before the end,
 so an agent holds no such key. It plays `fakegang_env.policies.OraclePolicy` in the `grader`
-reward mode, the channel the manifest declares (range [0, 1]).
+reward mode, the channel the manifest declares (range [0, 1]); `--pivots` plays its variant
+that also pivots on the ring's shared traces.
 
-    python -m fakegang_env.validation.oracle [--url http://127.0.0.1:8000] [--seeds 0-4]
+    python -m fakegang_env.validation.oracle [--url http://127.0.0.1:8000] [--seeds 0-4] [--pivots]
 
 Prints one JSON line per episode and exits 1 if any reward is below 1 - oracle_tolerance.
 """
@@ -34,9 +35,9 @@ def declared_reward() -> dict[str, Any]:
     return yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))["validation"]["reward"]
 
 
-def play_oracle(base_url: str, task: str, seed: int) -> dict[str, Any]:
+def play_oracle(base_url: str, task: str, seed: int, *, pivots: bool = False) -> dict[str, Any]:
     """One oracle episode over `/ws`; the served terminal reward and the step count."""
-    policy = OraclePolicy(generate_network(task, seed))
+    policy = OraclePolicy(generate_network(task, seed), pivots=pivots)
     with WsSession(base_url) as session:
         result = session.reset(task=task, seed=seed, reward_mode="grader")
         steps = 0
@@ -51,13 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--seeds", type=seed_range, default=range(0, 5), help="e.g. 0-4")
     parser.add_argument("--tasks", nargs="+", choices=TASK_NAMES, default=list(TASK_NAMES))
+    parser.add_argument("--pivots", action="store_true", help="play the pivoting oracle")
     args = parser.parse_args(argv)
     reward = declared_reward()
     floor = reward["range"][1] - reward["oracle_tolerance"]
     below = 0
     for task in args.tasks:
         for seed in args.seeds:
-            row = play_oracle(args.url, task, seed)
+            row = play_oracle(args.url, task, seed, pivots=args.pivots)
             row["reaches_top"] = row["reward"] >= floor
             below += not row["reaches_top"]
             print(json.dumps(row))

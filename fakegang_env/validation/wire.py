@@ -69,8 +69,13 @@ class WsSession:
         self.close()
 
 
-def action_dict(action_type: str, account_id: str | None) -> dict[str, Any]:
-    """The wire form of an action (no `account_id` key for submit)."""
-    if account_id is None:
-        return {"action_type": action_type}
-    return {"action_type": action_type, "account_id": account_id}
+def action_dict(
+    action_type: str, account_id: str | None, trace: str | None = None
+) -> dict[str, Any]:
+    """The wire form of an action (no `account_id` key for submit, `trace` only for pivot)."""
+    action: dict[str, Any] = {"action_type": action_type}
+    if account_id is not None:
+        action["account_id"] = account_id
+    if trace is not None:
+        action["trace"] = trace
+    return action

@@ -129,7 +129,7 @@ def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None
         "SCALE-OUT",
         "RULE FLAG CALIBRATION",
         "TRAINING RUN",
-        "GENERATIONS (issue 12)",
+        "GENERATIONS",
     ):
         assert heading in table
     assert "2/2 episodes, run " in table and "decision latency, median" in table

@@ -102,4 +102,15 @@ def test_constraints_are_in_the_schema() -> None:
     step = schemas["StepBody"]["properties"]
     assert step["episode_id"]["pattern"] == EPISODE_ID_PATTERN
     action_types = schemas["ActionType"]["enum"]
-    assert set(action_types) == {"inspect", "investigate_network", "flag", "unflag", "submit"}
+    assert set(action_types) == {
+        "inspect",
+        "investigate_network",
+        "flag",
+        "unflag",
+        "submit",
+        "pivot",
+    }
+    trace = next(
+        s for s in schemas["WireAction"]["properties"]["trace"]["anyOf"] if s["type"] == "string"
+    )
+    assert trace["maxLength"] == 32

@@ -20,6 +20,7 @@ from fakegang_env.engine import Episode
 from fakegang_env.policies import RandomPolicy, play_recorded
 from fakegang_env.server.app import ServerSettings, build_app
 from fakegang_env.tasks import TASK_NAMES
+from fakegang_env.traces import TRACES
 from fakegang_env.validation import canaries
 from fakegang_env.validation.oracle import MANIFEST, declared_reward, play_oracle
 from fakegang_env.validation.wire import WsSession, action_dict
@@ -55,6 +56,8 @@ def test_semantic_oracle_max(base_url: str) -> None:
         for seed in (0, 1, 2):
             row = play_oracle(base_url, task, seed)
             assert row["reward"] >= TOP - REWARD["oracle_tolerance"], row
+        row = play_oracle(base_url, task, 0, pivots=True)  # the script's pivoting variant
+        assert row["reward"] >= TOP - REWARD["oracle_tolerance"], row
 
 
 def test_semantic_oracle_max_on_more_seeds_in_process() -> None:
@@ -165,14 +168,18 @@ def test_runtime_episode_isolation_after_a_reset_on_the_same_session(base_url: s
 
 def test_semantic_no_solution_leakage(base_url: str) -> None:
     """semantic.no_solution_leakage: before the terminal step no observation or state carries
-    the truth (ring labels, roles, scores); ring members appear only as ordinary visible ids."""
+    the truth (ring labels, roles, scores); ring members appear only as ordinary visible ids.
+    Pivots (the pivoting oracle's canaries) return ids and counts, never the trace values the
+    search matched on."""
     # `ring_ids` (the debrief) is a key of every observation, null until the end: checked below
     truth_keys = {"gang_ids", "role", "is_fake", "gang", "label"}
     scored = ("grader_score", "tp", "fp", "fn", "recall", "precision")
     for canary in canaries.load():
-        if canary["strategy"] != "oracle":
+        if canary["strategy"] not in ("oracle", "pivoting_oracle"):
             continue
-        ring = set(Episode(canary["task"], canary["seed"]).network.gang_ids)
+        net = Episode(canary["task"], canary["seed"]).network
+        ring = set(net.gang_ids)
+        labels = {net.traces.value(net, t, a) for a in net.accounts for t in TRACES}
         frames, states = transcript(base_url, canary["task"], canary["seed"], canary["actions"])
         for frame, state in zip(frames[:-1], states[:-1], strict=True):
             obs = frame["observation"]
@@ -181,6 +188,7 @@ def test_semantic_no_solution_leakage(base_url: str) -> None:
             assert obs.get("ring_ids") is None
             text = json.dumps([obs, state])
             assert not any(f'"{k}"' in text for k in truth_keys)
+            assert not any(label in text for label in labels)
             assert set(obs["suspect_ids"]) <= set(obs["visible_account_ids"])
         assert frames[-1]["done"] and frames[-1]["observation"]["tp"] == len(ring)
 

@@ -17,6 +17,7 @@ KEYS = {
     "task",
     "seed",
     "policy",
+    "pivots",
     "won",
     "grader_score",
     "steps_used",

@@ -25,7 +25,7 @@ class CountingEpisode:
         self.done = False
         self.applied: list[tuple[str, str | None]] = []
 
-    def step(self, action_type: str, account_id: str | None) -> dict:
+    def step(self, action_type: str, account_id: str | None, trace: str | None = None) -> dict:
         if action_type == "illegal":
             return {"action_count": self.action_count, "error": "illegal"}
         self.applied.append((action_type, account_id))

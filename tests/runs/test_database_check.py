@@ -32,6 +32,7 @@ DB_COMMANDS = [
     ["prune", "--keep-last", "1"],
     ["studio"],
     ["report", "latest"],
+    ["view"],
 ]
 
 

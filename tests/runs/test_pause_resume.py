@@ -25,6 +25,7 @@ from runs_helpers import (
 
 from fakegang.cli.main import main
 from fakegang.graph import resources
+from fakegang.runs.records import RunRecords
 from fakegang.runs.resume import ResumeError, resume_run
 from fakegang.runs.runner import episode_thread_id, train
 from fakegang.runs.runs import RunsError, collect_runs
@@ -116,7 +117,7 @@ def test_ctrl_c_after_an_env_step_leaves_a_resumable_run(
         train(opts, out=out)
     monkeypatch.setattr(EnvClient, "step", real_step)
     resources.reset_all()
-    run_id = Memory(opts.db).list_runs()[0]["run_id"]
+    run_id = RunRecords(Memory(opts.db)).list_runs()[0]["run_id"]
     assert f"Interrupted: resume with `fakegang resume {run_id}" in out.getvalue()
     assert Memory(opts.db).run(run_id)["status"] == "interrupted"
     [run] = collect_runs(opts.db, run_id)
@@ -156,7 +157,7 @@ def test_runs_and_resume_refuse_bad_input(reference, tmp_path, capsys) -> None:
     try:
         memory = Memory(copy)
         memory.upsert_run({"run_id": run_id, "status": "running"})
-        memory.set_run_owner(run_id, owner.pid, socket.gethostname())
+        RunRecords(memory).set_run_owner(run_id, owner.pid, socket.gethostname())
         memory.close()
         assert collect_runs(copy, run_id)[0].status == "running"
         with pytest.raises(ResumeError, match=f"still being played by process {owner.pid}"):

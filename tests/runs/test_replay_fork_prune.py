@@ -28,6 +28,7 @@ from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.runs.fork import ForkError, find_fork_point, fork_episode
 from fakegang.runs.prune import PruneError, prune
+from fakegang.runs.records import RunRecords
 from fakegang.runs.replay import ReplayError, head_branch, replay
 from fakegang.runs.resume import resume_run
 from fakegang.runs.runner import episode_thread_id
@@ -231,11 +232,11 @@ def test_fork_refuses_bad_requests_and_creates_nothing(
     tid = episode_thread_id(reference[2], 1)
     if action is None:
         action = steps_of(db, tid)[at]["action"]
-    threads, runs = _thread_count(db), len(Memory(db).list_runs())
+    threads, runs = _thread_count(db), len(RunRecords(Memory(db)).list_runs())
     with pytest.raises(ForkError, match=message):
         fork_episode(str(db), tid, at=at, action=action, env_url=env_url, out=io.StringIO())
     resources.reset_all()
-    assert _thread_count(db) == threads and len(Memory(db).list_runs()) == runs
+    assert _thread_count(db) == threads and len(RunRecords(Memory(db)).list_runs()) == runs
     with pytest.raises(ForkError, match="no checkpoints for thread"):
         fork_episode(str(db), "no-such-thread", at=0, action="submit", env_url=env_url)
 

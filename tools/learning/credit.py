@@ -1,10 +1,9 @@
 """α earned by counterfactual credit: trust the LLM only where it beat the rule.
 
 Why not the original script's formula: it grows α with the task's win rate, which the *rules* earn,
-so the
-weakest model gets the most calls. Learning-to-defer (Madras 2018; Mozannar & Sontag 2020) credits
-the expert only on the instances where its answer is right. Here the debrief (the ring's ids at
-the end of the episode) judges every step where the LLM's proposal differed from the rule's:
+so the weakest model gets the most calls. Learning-to-defer (Madras 2018; Mozannar & Sontag 2020)
+credits the expert only on the instances where its answer is right. Here the debrief (the ring's ids
+at the end of the episode) judges every step where the LLM's proposal differed from the rule's:
 `action_value` says which of the two actions was better given the truth, and ties (both flag a
 member, both inspect an innocent) earn nothing. Agreement earns nothing either.
 
@@ -200,9 +199,8 @@ def should_ask(
     Asked to decide while the rule is unsure (confidence < α), the LLM's expected gain (pinned at
     the episode's start, like α) is positive and its stake for the episode is not spent (None:
     no stake, the original script's rule; `stake_left` counts trusted calls, not overrules);
-    otherwise
-    asked only on an exploration share `rate` of the steps, as a shadow: its answer is judged
-    after the debrief, never acted on.
+    otherwise asked only on an exploration share `rate` of the steps, as a shadow: its answer is
+    judged after the debrief, never acted on.
     """
     trusted = rule_confidence < alpha and gain > ASK_MARGIN
     if trusted and (stake_left is None or stake_left > 0):

@@ -3,9 +3,8 @@
 After each episode `reflect` stores the evidence vectors of the accounts the episode saw, labelled
 by the debrief (the terminal observation's `ring_ids`), then refits the rule weights from the
 task's recent experience (tools/learning/refit.py) and stores the result as a new *version*. An
-episode
-pins the version in force when it starts (`weights_version` in its state), so resume, replay and
-fork score every step with the same weights the original run used.
+episode pins the version in force when it starts (`weights_version` in its state), so resume, replay
+and fork score every step with the same weights the original run used.
 
 Bounded: experience keeps the last MAX_EXPERIENCE_EPISODES episodes of a task, weight versions
 the last MAX_VERSIONS_PER_TASK of a task (an episode pinned to a pruned version is refused with a
@@ -49,8 +48,7 @@ class WeightsVersion:
     n_episodes: int
     #: the operator's tactics the debriefs show ({"strength": ..., "sd": ...} per channel,
     #: tools/learning/tactics_model.py); None while the shipped weights still explain them (no
-    #: drift) or
-    #: the task has no tactics model
+    #: drift) or the task has no tactics model
     tactics: dict[str, dict[str, float]] | None = None
 
     def as_rule_weights(self) -> dict[str, Any]:

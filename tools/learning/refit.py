@@ -118,8 +118,7 @@ def newton(
 ) -> np.ndarray:
     """Damped Newton iterations on the MAP objective from the prior (see `fit_map`); `offset` is
     a fixed per-row logit added to `x @ w` (tools/learning/tactics_model.py fits strengths on top
-    of a
-    fixed base model with it).
+    of a fixed base model with it).
 
     On one BLAS thread: the systems are small (19 x 19 for a refit), and OpenBLAS's idle threads
     spin; with eval or campaign workers on both cores a fit took 0.66-1.8 s instead of 8-24 ms

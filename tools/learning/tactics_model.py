@@ -4,10 +4,9 @@ A ring operator's playbook is nine channel strengths (fakegang_env/tactics.py: c
 posting sync, content reuse, shared proxies, ...). bench/fit_tactics_model.py fits, on training
 playbooks only, a profile model whose logistic weights are linear in those strengths,
 `w(s) = base + Σ_c s_c · channel_c` (tools/learning/tactics_weights.json). Learning then has nine
-numbers
-to infer from a debrief instead of eighteen weights: the strengths that best explain the labelled
-rows (a MAP logistic fit in `s` with the base model's logit as a fixed offset, the prior at the
-`mixed` mean), and `w(ŝ)` is the prior the refit (tools/learning/refit.py) starts from.
+numbers to infer from a debrief instead of eighteen weights: the strengths that best explain the
+labelled rows (a MAP logistic fit in `s` with the base model's logit as a fixed offset, the prior at
+the `mixed` mean), and `w(ŝ)` is the prior the refit (tools/learning/refit.py) starts from.
 
 Why: a refit from one or two debriefs of a new regime cannot tell which of eighteen weights
 matter; the tactics model already knows how each channel's strength moves them. Measured on

@@ -25,8 +25,8 @@ APPLICATION_ID = int.from_bytes(b"FGNG", "big")
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 #: Tables the agent's memory (tools/memory/schema.py, tools/memory/learning_schema.py) and
-#: LangGraph's
-#: SqliteSaver create, with the columns the code relies on (keys and the ones every query reads).
+#: LangGraph's SqliteSaver create, with the columns the code relies on (keys and the ones every
+#: query reads).
 EXPECTED_COLUMNS: dict[str, frozenset[str]] = {
     "runs": frozenset({"run_id", "status", "settings"}),
     "episodes": frozenset({"thread_id", "run_id", "episode", "task", "seed", "status"}),

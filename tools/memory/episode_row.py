@@ -1,8 +1,7 @@
 """One definition of an episode row, from which everything that names its fields is derived:
 the `episodes` table (tools/memory/schema.py), the metrics.jsonl keys and their order (the
 original script's seventeen, then ours), the keys of the graph's `result`, the report's episode
-table and
-the evaluation fields that must not depend on scheduling.
+table and the evaluation fields that must not depend on scheduling.
 
 Columns are listed in the original script's metrics order, so METRIC_KEYS keeps that order.
 """

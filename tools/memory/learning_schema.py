@@ -2,9 +2,9 @@
 of the memory's tables when a `Memory` opens (tools/memory/schema.py).
 
 Their rows are written by tools/learning/credit_store.py, tools/learning/experience.py and
-tools/learning/insights.py; the
-definitions live here, beside each other, so that opening a database creates every table in one
-write transaction instead of each module creating its own on first use (a write lock per read).
+tools/learning/insights.py; the definitions live here, beside each other, so that opening a database
+creates every table in one write transaction instead of each module creating its own on first use (a
+write lock per read).
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 The `episodes` columns come from tools/memory/episode_row.py (one definition of an episode row); the
 learning tables (credit, experience, weight versions, insights) are defined in
 tools/memory/learning_schema.py. Every table is created when a `Memory` opens, in one write
-transaction;
-creating is idempotent (`if_not_exists`), so every process may do it on open.
+transaction; creating is idempotent (`if_not_exists`), so every process may do it on open.
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ from typing import Any
 
 import sqlite_utils
 
-from fakegang.runs.records import RunRecords
 from fakegang.tools.learning.alpha import ALPHA_FLOOR
 from fakegang.tools.memory.schema import ensure_schema, utc_now
 from fakegang_env.tasks import TASK_NAMES
@@ -100,9 +99,10 @@ class _LockedDatabase(sqlite_utils.Database):
                 raise
 
 
-class Memory(RunRecords):
-    """The agent's memory tables (tools/memory/schema.py), with run management's records
-    (fakegang/runs/records.py). Safe to share between threads of one process."""
+class Memory:
+    """The agent's memory tables (tools/memory/schema.py); run management reads and writes its
+    own tables of the same file through fakegang/runs/records.py. Safe to share between threads
+    of one process."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)

@@ -6,10 +6,8 @@ wrong (a provider error, a timeout, prose instead of JSON, a structured answer t
 functions return an `LLMCallResult` and catch everything.
 
 Split by job: timeouts and retries in tools/models/llm_retry.py, reading the answer (reasoning
-stripped,
-decision parsed) in tools/models/llm_parse.py; this module runs the two calls and does the
-accounting
-(latency, tokens). The model factory is tools/models/chat_models.py.
+stripped, decision parsed) in tools/models/llm_parse.py; this module runs the two calls and does the
+accounting (latency, tokens). The model factory is tools/models/chat_models.py.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The deterministic rule engine: the agent's safety net.
 
 It scores every inspected account with a logistic model over evidence features
-(tools/rules/evidence.py)
-whose weights were fitted offline on generated episodes (bench/fit_rule_weights.py writes
-tools/rules/rule_weights.json), so a FLAG's confidence is a probability that means something.
-Visible
-but uninspected accounts get a second model's probability of being in the ring, which orders the
-exploration and decides when nothing worth a step is left.
+(tools/rules/evidence.py) whose weights were fitted offline on generated episodes
+(bench/fit_rule_weights.py writes tools/rules/rule_weights.json), so a FLAG's confidence is a
+probability that means something. Visible but uninspected accounts get a second model's probability
+of being in the ring, which orders the exploration and decides when nothing worth a step is left.
 
 Priority each step: flag the likeliest unflagged member (p ≥ FLAG_AT) → unflag a flag the evidence
 no longer supports → submit when the frontier is exhausted → inspect the likeliest frontier
@@ -90,8 +88,7 @@ def score_case(
     """P(gang) for inspected accounts and for the uninspected frontier.
 
     `weights` (profile/frontier) are the refit ones pinned by the episode
-    (tools/learning/experience.py);
-    None means the shipped weights."""
+    (tools/learning/experience.py); None means the shipped weights."""
     weights = weights or load_weights()
     likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}
     frontier = {}

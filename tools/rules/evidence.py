@@ -8,8 +8,7 @@ Two families, the way dense-subgraph and lockstep detectors of fake followers wo
   suspect, one of the starting ids).
 
 Features are plain floats so a logistic model (tools/rules/rule_weights.json) turns them into
-calibrated
-probabilities.
+calibrated probabilities.
 """
 
 from __future__ import annotations

@@ -1,0 +1,470 @@
+"""Render the measured figures of README.md and docs/*.md from one place.
+
+    python bench/render_docs.py            # rewrite every rendered block in place
+    python bench/render_docs.py --check    # exit 1 and list the blocks that are stale
+
+A rendered block sits between `<!-- render:NAME -->` and `<!-- /render:NAME -->`; its text is
+made here from `bench/results/latest.json` (what `make bench` measured last), the task catalogue
+(`fakegang_env/tasks.py`) and the compiled episode graph (its Mermaid drawing). So a figure is
+typed nowhere: after `make bench`, run this script; the docs tests fail while a block is stale or
+edited by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+BLOCK = re.compile(
+    r"(?P<open><!-- render:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)"
+    r"(?P<close><!-- /render:(?P=name) -->)",
+    re.S,
+)
+OPENING = re.compile(r"<!-- render:([a-z0-9-]+) -->")
+
+Results = dict[str, Any]
+
+
+class RenderError(ValueError):
+    """A page whose markers cannot be rendered (unknown name, unclosed block)."""
+
+
+def _pct(x: float) -> str:
+    return f"{x:.0%}"
+
+
+def _source(r: Results) -> str:
+    """The line under every measured table: when, where and by what it was measured."""
+    day, time = r["date"][:10], r["date"][11:16]
+    quick = ", quick smoke settings" if r.get("quick") else ""
+    return f"*Measured by `make bench` on {day} at {time} UTC ({r['machine']}{quick}).*"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_tasks(_: Results) -> str:
+    from fakegang_env.tasks import TASKS
+
+    rows = []
+    for t in TASKS.values():
+        ring = f"{t.gang_min}" if t.gang_min == t.gang_max else f"{t.gang_min}–{t.gang_max}"
+        evasion = (
+            "at step"
+            + ("s " if len(t.evasion_steps) > 1 else " ")
+            + ", ".join(map(str, t.evasion_steps))
+            if t.evasion_steps
+            else "none"
+        )
+        rows.append(
+            [
+                f"`{t.name}`",
+                str(t.n_accounts),
+                ring,
+                str(t.max_steps),
+                str(t.n_starting),
+                f"recall ≥ {t.win_recall}, precision ≥ {t.win_precision}",
+                evasion,
+            ]
+        )
+    head = ["task", "accounts", "ring (hidden)", "max_steps", "starting ids", "win rule", "evasion"]
+    return _table(head, rows)
+
+
+def render_graph(_: Results) -> str:
+    from fakegang.graph.graph import graph
+
+    return "```mermaid\n" + graph.get_graph().draw_mermaid().strip() + "\n```"
+
+
+def render_model_defaults(_: Results) -> str:
+    """The chat model each command uses when `--model` is not given, read from the CLI parser."""
+    import argparse
+    import dataclasses
+
+    from fakegang.cli.main import build_parser
+    from fakegang.graph.context import Context
+
+    context_default = {f.name: f.default for f in dataclasses.fields(Context)}["model"]
+    rows = []
+    for action in build_parser()._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for name, sub in action.choices.items():
+            for opt in sub._actions:
+                if opt.dest == "model":
+                    default = opt.default or context_default  # None: the run settings decide
+                    rows.append([f"`fakegang {name}`", f"`{default}`"])
+    return _table(["command", "`--model` when not given"], rows)
+
+
+def render_settings(_: Results) -> str:
+    """The run settings: one row per `Context` field, with its flag, variable and default."""
+    import dataclasses
+
+    from fakegang.graph.context import Context, env_var
+
+    rows = [
+        [
+            f"`{f.metadata['flag']}`" if f.metadata.get("flag") else "(Studio form, Python)",
+            f"`{env_var(f.name)}`",
+            f"`{f.default}`",
+            f.metadata["description"].replace("|", "\\|"),
+        ]
+        for f in dataclasses.fields(Context)
+    ]
+    return _table(["flag", "environment variable", "default", "what"], rows)
+
+
+def render_headline(r: Results) -> str:
+    tr, rules, scale, camp = r["training"], r["rules_agent"]["quality"], r["scale"], r["campaigns"]
+    calls = sum(v["llm_calls"] for v in tr["tasks"].values())
+    actions = sum(sum(v["modes"].values()) for v in tr["tasks"].values())
+    wins = sum(v["wins"] for v in tr["tasks"].values())
+    runs = scale["runs"]
+    n_camp = len(camp["campaigns"])
+    rows = [
+        [
+            "`make run` (50-episode curriculum, local model)",
+            f"{tr['process_s'] / 60:.1f} min, {wins}/{tr['episodes']} won, "
+            f"LLM asked on {calls} of {actions} actions ({calls / actions:.1%})",
+        ],
+        *[
+            [
+                f"rules-only agent, {task} (seeds 0–49)",
+                f"win {_pct(q['win_rate'])}, grader {q['mean_grader']:.3f}, "
+                f"{q['mean_steps']:.1f} steps",
+            ]
+            for task, q in rules.items()
+        ],
+        *[
+            [
+                f"campaigns, {key.replace('/', ' `')}` ({n_camp} × {camp['rounds']} rounds)",
+                f"win-rate AUC {v['auc']['static']:.2f} static → {v['auc']['learning']:.2f} "
+                "learning from debriefs",
+            ]
+            for key, v in camp.items()
+            if isinstance(v, dict) and "auc" in v
+        ],
+        [
+            "environment, hard task",
+            f"{r['env']['in_process_steps_per_s']:,} steps/s in-process, "
+            f"{r['env']['http_steps_per_s']:,} over HTTP, {r['env']['ws_steps_per_s']:,} over /ws",
+        ],
+        [
+            "graph overhead per action",
+            f"{r['graph']['overhead_ms_per_action']:.1f} ms (nodes + SQLite checkpoints)",
+        ],
+        [
+            f"{scale['episodes']} hard episodes on {scale['concurrency']} cores",
+            f"{runs['processes']['speedup']:.2f}x with worker processes, "
+            f"{runs['ray']['speedup']:.2f}x with local Ray",
+        ],
+    ]
+    return _table(["what", "figure"], rows) + "\n\n" + _source(r)
+
+
+def render_bench_table(r: Results) -> str:
+    from bench_table import table  # bench/bench_table.py: the table `make bench` prints
+
+    return "```text\n" + table(r) + "\n```\n\n" + _source(r)
+
+
+def render_quality(r: Results) -> str:
+    rows = []
+    sources = [
+        ("random", r["policies"], "policy"),
+        ("naive", r["policies"], "policy"),
+        ("rules-only agent", r["rules_agent"]["quality"], None),
+        ("hybrid, local model", r["hybrid"]["quality"], None),
+    ]
+    for task in r["rules_agent"]["quality"]:
+        for label, src, kind in sources:
+            q = src[task][label] if kind else src[task]
+            seeds = q["seeds"]
+            rows.append(
+                [
+                    task,
+                    label,
+                    _pct(q["win_rate"]),
+                    f"{q['mean_grader']:.3f}",
+                    f"{q['mean_steps']:.1f}",
+                    f"{q['llm_calls_per_episode']:.1f}",
+                    f"{min(seeds)}–{max(seeds)}",
+                ]
+            )
+    head = ["task", "player", "win", "grader", "steps", "LLM calls/ep", "seeds"]
+    return _table(head, rows) + "\n\n" + _source(r)
+
+
+def render_tactics(r: Results) -> str:
+    t = r["tactics"]
+    rows = [
+        [
+            x["task"],
+            f"`{x['tactics']}`",
+            _pct(x["agent"]["win_rate"]),
+            f"{x['agent']['mean_grader']:.3f}",
+            _pct(x["naive"]["win_rate"]),
+            _pct(x["oracle"]["win_rate"]),
+            f"{x['oracle']['mean_grader']:.3f}",
+            f"{x['f1_classic_fitted']:.3f}",
+            f"{x['f1_refit']:.3f}",
+            _pct(x["refit_agent"]["win_rate"]),
+        ]
+        for x in t["rows"]
+    ]
+    head = [
+        "task",
+        "tactics",
+        "agent win",
+        "agent grader",
+        "naive win",
+        "oracle win",
+        "oracle grader",
+        "F1 classic-fitted",
+        "F1 refit",
+        "refit agent win",
+    ]
+    return (
+        f"Test seeds {t['seeds']}, refit on seeds {t['train_seeds']}.\n\n"
+        + _table(head, rows)
+        + "\n\n"
+        + _source(r)
+    )
+
+
+def render_campaigns(r: Results) -> str:
+    c = r["campaigns"]
+    rows = []
+    for key, v in c.items():
+        if not (isinstance(v, dict) and "auc" in v):
+            continue
+        task, tactics = key.split("/")
+        since = v["since_switch"]["learning"]
+        rows.append(
+            [
+                task,
+                f"`{tactics}`",
+                f"{v['auc']['static']:.2f}",
+                f"{v['auc']['learning']:.2f}",
+                f"{(v['auc']['learning'] - v['auc']['static']) * 100:+.0f}",
+                ", ".join(f"{x:.2f}" for x in since),
+            ]
+        )
+    head = ["task", "tactics", "static AUC", "learning AUC", "gain (points)"]
+    head.append("learning by rounds since a switch")
+    camps = c["campaigns"]
+    return (
+        f"Campaigns {min(camps)}–{max(camps)}, {c['rounds']} rounds each, the `--model fake` "
+        f"policy in-process (`bench/campaign_curves.py`); a refit on a full experience table "
+        f"took {c['refit_s_full_table']:.2f} s.\n\n" + _table(head, rows) + "\n\n" + _source(r)
+    )
+
+
+def render_scale(r: Results) -> str:
+    s = r["scale"]
+    rows = []
+    for run in s["runs"].values():
+        target = ""
+        if "target" in run:
+            target = f"{run['target']:.1f}x: {'met' if run['meets_target'] else 'not met'}"
+        rows.append(
+            [
+                run["backend"],
+                f"{run['wall_s']:.1f} s",
+                f"{run['speedup']:.2f}x",
+                target or "—",
+                "yes" if run["identical_results"] else "NO",
+            ]
+        )
+    head = ["run", "wall (median)", "speed-up", "target", "results identical"]
+    return (
+        f"{s['episodes']} {s['task']} episodes with `--model fake`, each run a fresh "
+        f"`fakegang eval` process (start-up included), `--concurrency {s['concurrency']}`, "
+        f"median of {s['repeats']} interleaved rounds.\n\n"
+        + _table(head, rows)
+        + "\n\n"
+        + _source(r)
+    )
+
+
+def render_resources(r: Results) -> str:
+    x = r["resources"]
+    rows = [
+        ["server start to healthy", f"{x['startup_s']:.1f} s"],
+        ["resident memory idle / peak", f"{x['idle_rss_mb']:.0f} MB / {x['peak_rss_mb']:.0f} MB"],
+        ["CPU cores used while serving", f"{x['cpu_cores_busy']:.2f}"],
+        ["bytes written to storage", f"{x['written_mb']:.3f} MB"],
+        [
+            f"slowest episode alone / as 1 of {x['concurrent_hard_sessions']} hard `/ws` sessions",
+            f"{x['slowest_episode_s']:.2f} s / {x['slowest_concurrent_episode_s']:.2f} s",
+        ],
+    ]
+    return _table(["measured (`bench/env_resources.py`)", "value"], rows) + "\n\n" + _source(r)
+
+
+def render_training(r: Results) -> str:
+    t = r["training"]
+    rows = []
+    for task, v in t["tasks"].items():
+        actions = sum(v["modes"].values())
+        rows.append(
+            [
+                task,
+                f"{v['wins']}/{v['episodes']}",
+                f"{v['mean_grader']:.3f}",
+                f"{v['wall_s'] / 60:.1f} min",
+                f"{v['llm_calls']} of {actions}",
+                f"{v['mode_share']['llm']:.0%}",
+            ]
+        )
+    lat = t["latency"]
+    head = ["task", "won", "grader", "wall", "LLM asked / actions", "actions the LLM decided"]
+    return (
+        f"`{t['command']}` (the program `make run` runs, on unseen seeds), "
+        f"{t['process_s'] / 60:.1f} min in all; local-model decision median "
+        f"{lat['median_s']:.2f} s "
+        f"({lat['decisions']} calls, {lat['errors']} errors).\n\n"
+        + _table(head, rows)
+        + "\n\n"
+        + _source(r)
+    )
+
+
+def render_calibration(r: Results) -> str:
+    c = r["calibration"]
+    rows = [
+        [
+            b["bin"],
+            str(b["n"]),
+            f"{b['mean_confidence']:.3f}",
+            f"{b['share_in_ring']:.3f}",
+            f"{b['gap']:+.3f}",
+        ]
+        for b in c["bins"]
+    ]
+    head = ["confidence", "flags", "mean confidence", "share in the ring", "gap"]
+    return (
+        f"{c['flags']} FLAG proposals of the bench's learning runs ({c['episodes']} episodes).\n\n"
+        + _table(head, rows)
+        + "\n\n"
+        + _source(r)
+    )
+
+
+RENDERERS: dict[str, Callable[[Results], str]] = {
+    "tasks": render_tasks,
+    "graph": render_graph,
+    "model-defaults": render_model_defaults,
+    "settings": render_settings,
+    "headline": render_headline,
+    "bench-table": render_bench_table,
+    "quality": render_quality,
+    "tactics": render_tactics,
+    "campaigns": render_campaigns,
+    "scale": render_scale,
+    "resources": render_resources,
+    "training": render_training,
+    "calibration": render_calibration,
+}
+
+
+def pages(root: Path) -> list[Path]:
+    """README.md and every Markdown page of the docs site."""
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+
+
+def render_page(text: str, results: Results, cache: dict[str, str], where: str) -> str:
+    """`text` with every rendered block replaced by its current rendering."""
+    names = OPENING.findall(text)
+    closed = [m.group("name") for m in BLOCK.finditer(text)]
+    if names != closed:
+        unclosed = sorted(set(names) - set(closed)) or names
+        raise RenderError(f"{where}: block {unclosed[0]!r} has no closing marker")
+
+    def replace(m: re.Match[str]) -> str:
+        name = m.group("name")
+        if name not in RENDERERS:
+            raise RenderError(f"{where}: unknown block {name!r} (known: {', '.join(RENDERERS)})")
+        if name not in cache:
+            cache[name] = RENDERERS[name](results).strip() + "\n"
+        return m.group("open") + cache[name] + m.group("close")
+
+    return BLOCK.sub(replace, text)
+
+
+def stale_blocks(old: str, new: str) -> list[str]:
+    before = {m.group("name"): m.group("body") for m in BLOCK.finditer(old)}
+    return [
+        m.group("name")
+        for m in BLOCK.finditer(new)
+        if before.get(m.group("name")) != m.group("body")
+    ]
+
+
+def run(root: Path, results_path: Path, check: bool) -> list[str]:
+    """Render (or, with `check`, compare) every page; returns `page: block` for each stale one."""
+    results = json.loads(results_path.read_text())
+    cache: dict[str, str] = {}
+    stale: list[str] = []
+    for page in pages(root):
+        if not page.exists():
+            continue
+        where = str(page.relative_to(root))
+        old = page.read_text()
+        new = render_page(old, results, cache, where)
+        if new != old:
+            stale += [f"{where}: {name}" for name in stale_blocks(old, new)]
+            if not check:
+                page.write_text(new)
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 if any block is stale"
+    )
+    p.add_argument("--root", type=Path, default=ROOT, help="the checkout to render (default: here)")
+    p.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="bench results JSON (default: bench/results/latest.json under --root)",
+    )
+    args = p.parse_args(argv)
+    results = args.results or args.root / "bench" / "results" / "latest.json"
+    try:
+        stale = run(args.root, results, args.check)
+    except (RenderError, OSError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"error: {results} lacks the bench section or field {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        if stale:
+            print("stale rendered blocks (run `python bench/render_docs.py`):", file=sys.stderr)
+            print("\n".join(f"  {s}" for s in stale), file=sys.stderr)
+            return 1
+        print("rendered blocks are current")
+        return 0
+    print(f"re-rendered {len(stale)} block(s)" + "".join(f"\n  {s}" for s in stale))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""`fakegang view`: the local, read-only trace viewer in the browser (app in fakegang/view/)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fakegang.cli.settings import add_setting_arguments
+from fakegang_env.arguments import port_number
+
+DEFAULT_PORT = 8321
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from fakegang.view.auth import VIEW_TOKEN_ENV, token_from_env
+    from fakegang.view.db import ViewError, check_database
+    from fakegang_env.server.auth import check_token_strength, is_loopback
+
+    token = args.token or token_from_env()
+    if token:
+        try:
+            check_token_strength(token)
+        except ValueError as exc:
+            return _fail(str(exc))
+    if not token and not args.insecure and not is_loopback(args.host):
+        return _fail(
+            f"refusing to bind the viewer to {args.host}: it would be reachable from other "
+            f"machines with no token. Set one with --token or ${VIEW_TOKEN_ENV}, bind "
+            "127.0.0.1, or pass --insecure if the network is trusted"
+        )
+    db = Path(args.db_path)
+    try:
+        check_database(db)
+    except ViewError as exc:
+        return _fail(f"{exc} (pass --db PATH: a database written by `fakegang train`)")
+    import uvicorn
+
+    from fakegang.view.app import create_app
+
+    app = create_app(db, token=token)
+    where = f"http://{args.host}:{args.port}/"
+    print(
+        f"fakegang view: {where} (read-only over {db}{'; token required' if token else ''}); "
+        "Ctrl-C to stop",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def add_view_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("view", help="browse runs and step through episodes in the browser")
+    add_setting_arguments(p, ("db_path",))  # opened read-only
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
+    p.add_argument(
+        "--port", type=port_number, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})"
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        help="require this token (prefer $FAKEGANG_VIEW_TOKEN: a flag shows in the process "
+        "list); needed to bind beyond loopback; open the page once as /?token=TOKEN",
+    )
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback --host without a token (trusted networks only)",
+    )
+    p.add_argument(
+        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    p.set_defaults(func=cmd_view)

@@ -1,0 +1,1 @@
+"""`fakegang view`: a local, read-only trace viewer in the browser."""

@@ -1,0 +1,158 @@
+"""The docs: figures rendered from the bench results are current, hand edits are caught, and the
+site builds strictly (broken links and pages missing from nav fail)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RENDER = ROOT / "bench" / "render_docs.py"
+LATEST = Path("bench") / "results" / "latest.json"
+
+
+def render(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(RENDER), "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def copy_docs(dest: Path) -> Path:
+    """README, docs/, mkdocs.yml, LICENSE and the bench results: all the render and site read."""
+    shutil.copy(ROOT / "README.md", dest / "README.md")
+    shutil.copy(ROOT / "LICENSE", dest / "LICENSE")
+    shutil.copy(ROOT / "mkdocs.yml", dest / "mkdocs.yml")
+    shutil.copytree(ROOT / "docs", dest / "docs")
+    (dest / LATEST).parent.mkdir(parents=True)
+    shutil.copy(ROOT / LATEST, dest / LATEST)
+    return dest
+
+
+def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """`mkdocs build --strict`, not `-q`: quiet mode stops counting the warnings strict fails on."""
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml")]
+        + ["--site-dir", str(site)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
+def test_rendered_blocks_are_current():
+    done = render(ROOT, "--check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_hand_edit_in_a_rendered_block_fails_the_check(tmp_path):
+    copy_docs(tmp_path)
+    readme = tmp_path / "README.md"
+    text = readme.read_text()
+    block = re.search(r"<!-- render:headline -->\n(.*?)<!-- /render:headline -->", text, re.S)
+    assert block and re.search(r"\d", block.group(1)), "README has no rendered headline figures"
+    edited = block.group(1).replace("| what | figure |", "| what | figure (edited) |", 1)
+    assert edited != block.group(1)
+    readme.write_text(text.replace(block.group(1), edited))
+
+    done = render(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "README.md: headline" in done.stderr
+    assert readme.read_text() != text  # --check changes nothing
+
+    assert render(tmp_path).returncode == 0  # rendering repairs it
+    assert readme.read_text() == text
+    assert render(tmp_path, "--check").returncode == 0
+
+
+def test_new_bench_results_make_their_blocks_stale(tmp_path):
+    copy_docs(tmp_path)
+    results = json.loads((tmp_path / LATEST).read_text())
+    results["graph"]["overhead_ms_per_action"] += 1.0
+    (tmp_path / LATEST).write_text(json.dumps(results))
+
+    done = render(tmp_path, "--check")
+    assert done.returncode == 1
+    stale = set(done.stderr.split())
+    assert "headline" in stale and "bench-table" in stale  # every block that shows the figure
+    assert "tasks" not in stale and "graph" not in stale  # and only those
+
+
+@pytest.mark.parametrize(
+    ("page_text", "message"),
+    [
+        ("<!-- render:no-such-block -->\nx\n<!-- /render:no-such-block -->\n", "unknown block"),
+        ("<!-- render:tasks -->\nno closing marker\n", "no closing marker"),
+    ],
+)
+def test_bad_markers_are_one_line_errors(tmp_path, page_text, message):
+    copy_docs(tmp_path)
+    (tmp_path / "docs" / "extra.md").write_text(page_text)
+    done = render(tmp_path, "--check")
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_every_renderer_is_used_somewhere():
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    used = {m for p in pages for m in re.findall(r"<!-- render:([a-z0-9-]+) -->", p.read_text())}
+    sys.path.insert(0, str(RENDER.parent))
+    import render_docs
+
+    assert used == set(render_docs.RENDERERS)
+
+
+def test_readme_is_short_and_starts_with_the_two_commands():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 300
+    assert lines[2].split()[:2] == ["make", "run"] and lines[3].split()[:2] == ["make", "test"]
+
+
+def test_license_matches_pyproject():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'license = { text = "BSD-3-Clause" }' in pyproject
+    assert (ROOT / "LICENSE").read_text().startswith("BSD 3-Clause License")
+
+
+def test_the_site_builds_strictly(tmp_path):
+    done = mkdocs_build(ROOT, tmp_path / "site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    agent = (tmp_path / "site" / "agent.html").read_text()
+    assert '<pre class="mermaid">' in agent and "llm_decide --&gt; arbitrate" in agent
+
+
+@pytest.mark.parametrize(
+    ("page", "text"),
+    [
+        ("agent.md", "\nSee [nowhere](no-such-page.md).\n"),
+        ("agent.md", "\nSee [a missing anchor](runs.md#no-such-section).\n"),
+        ("orphan.md", "# A page that nav does not list\n"),
+    ],
+)
+def test_the_strict_build_fails_on_broken_links_and_pages_missing_from_nav(tmp_path, page, text):
+    copy_docs(tmp_path)
+    target = tmp_path / "docs" / page
+    target.write_text((target.read_text() if target.exists() else "") + text)
+    done = mkdocs_build(tmp_path, tmp_path / "site")
+    assert done.returncode != 0
+
+
+def test_results_missing_a_section_are_a_one_line_error(tmp_path):
+    copy_docs(tmp_path)
+    results = json.loads((tmp_path / LATEST).read_text())
+    del results["scale"]
+    (tmp_path / LATEST).write_text(json.dumps(results))
+    done = render(tmp_path, "--check")
+    assert done.returncode == 2
+    assert "lacks the bench section or field 'scale'" in done.stderr
+    assert done.stderr.count("\n") == 1

@@ -1,0 +1,41 @@
+"""Helpers of the viewer's tests (tests/view): run the real CLI, wait for `fakegang view`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+FAKEGANG = [sys.executable, "-m", "fakegang.cli.main"]
+
+
+@dataclass(frozen=True)
+class ViewDb:
+    path: Path
+    train_run: str
+    campaign_run: str
+
+
+def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    out = subprocess.run(
+        [*FAKEGANG, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out
+
+
+def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"fakegang view exited: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(f"fakegang view did not answer at {url}")

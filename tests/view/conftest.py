@@ -1,0 +1,57 @@
+"""Fixtures of the viewer's tests: a database a short real training and a tiny campaign wrote,
+and `fakegang view` serving it on 127.0.0.1.
+
+Both are played by the real CLI (`--model fake`: the deterministic stand-in, so the checks do not
+depend on a model's randomness), the training first, then a three-round campaign merged into the
+same file with `--db`, so one viewer shows every page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+
+import pytest
+from env_fixtures import free_port
+from view_fixtures import FAKEGANG, ViewDb, run_cli, wait_until_up
+
+
+@pytest.fixture(scope="session")
+def view_db(tmp_path_factory) -> ViewDb:
+    tmp = tmp_path_factory.mktemp("view")
+    db = tmp / "runs.sqlite"
+    run_cli("train", "--model", "fake", "--episodes", "3", "--task", "easy",
+            "--db", str(db), "--log-dir", str(tmp / "logs"))  # fmt: skip
+    run_cli("campaign", "--task", "easy", "--rounds", "3", "--model", "fake",
+            "--db", str(db), "--no-progress")  # fmt: skip
+    conn = sqlite3.connect(str(db))
+    try:
+        runs = {
+            json.loads(s or "{}").get("kind", "train"): r
+            for r, s in conn.execute("select run_id, settings from runs")
+        }
+    finally:
+        conn.close()
+    return ViewDb(db, runs["train"], runs["campaign"])
+
+
+@pytest.fixture(scope="session")
+def viewer(view_db: ViewDb):
+    """The base URL of `fakegang view` over the fixture database."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*FAKEGANG, "view", "--db", str(view_db.path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FAKEGANG_VIEW_TOKEN": ""},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url + "/", proc)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
