@@ -5,6 +5,7 @@ Split from run_all.py so that the measuring and the presenting each stay one rea
 
 from __future__ import annotations
 
+import busy_cpu  # bench/busy_cpu.py
 import env_load  # bench/env_load.py
 import env_resources  # bench/env_resources.py (bench/ is on sys.path, as run_all.py sets it)
 import scale_out  # bench/scale_out.py
@@ -179,5 +180,7 @@ def table(r: dict) -> str:
     )
     lines = [head, "-" * min(120, len(head))]
     lines += [f"{k:<{width}}  {v}".rstrip() for k, v in rows]
+    if r.get("busy_cpu"):  # its own table (bench/busy_cpu.py)
+        lines.append(busy_cpu.table(r["busy_cpu"]))
     lines.append(f"total {r['total_s']:.0f} s; sections: {r.get('section_s')}")
     return "\n".join(lines)

@@ -217,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             r["training"] = {"skipped": why}
         else:  # after the timed sections: the run must have the 2 cores to itself
             section("training", r, lambda: bench_training(args, work))
+            import busy_cpu  # bench/busy_cpu.py: quiet, then one core kept busy
+
+            n = args.training_episodes
+            section("busy_cpu", r, lambda: busy_cpu.bench(work / "busy", episodes=n))
         if args.skip_hybrid:
             why = "--quick (pass --hybrid-db to include it)" if args.quick else "--skip-hybrid"
             r["hybrid"] = {"skipped": why}

@@ -28,6 +28,14 @@ DEFAULT_DB_PATH = "checkpoints/fakegang.sqlite"
 #: How α is computed: credit (counterfactual credit) or seed (the win-rate formula of the original
 #: training script, kept for comparison).
 ALPHA_RULES = ("credit", "seed")
+#: The project's state directory (git-ignored): the default database, Studio's server state and
+#: reports live here, wherever `--db` points.
+STATE_DIR = "checkpoints"
+#: What can play an episode (`Context.run_kind`); only train and campaign learn by default.
+RUN_KINDS = ("train", "campaign", "eval", "fork", "studio", "api")
+#: The shortest LLM timeout accepted (s): the quickest model here, the local one with its prompt
+#: cached, answers a decision in about 0.7 s; below a second nearly every call would time out.
+MIN_LLM_TIMEOUT_S = 1.0
 
 
 def setting(default: Any, description: str, flag: str | None = None, **extra: Any) -> Any:
@@ -61,17 +69,33 @@ class Context:
     temperature: float = setting(DEFAULT_TEMPERATURE, "LLM temperature.", "--temperature")
     model_seed: int = setting(0, "Sampling seed of the chat model.", "--model-seed")
     llm_timeout_s: float = setting(
-        DEFAULT_TIMEOUT_S, "Seconds allowed for one LLM call.", "--llm-timeout", positive=True
+        DEFAULT_TIMEOUT_S,
+        f"Seconds allowed for one LLM call (at least {MIN_LLM_TIMEOUT_S:g}).",
+        "--llm-timeout",
+        minimum=MIN_LLM_TIMEOUT_S,
     )
     llm_retries: int = setting(
         DEFAULT_RETRIES, "Retries of an LLM call on throttling or 5xx.", "--llm-retries"
     )
     k_reflections: int = setting(4, "Lessons put in prompts.")
-    learn: bool = setting(True, "False for evaluation: memory is read, never written.")
-    record: bool = setting(
+    learn: bool = setting(
         False,
-        "With learn off, still record the episode (outcome, steps, observations): evaluation "
-        "shards, merged into the main database afterwards.",
+        "Write what the episodes teach into the memory later training reads (lessons, few-shot "
+        "example, experience, refits, credit, insights). Training and learning campaigns always "
+        "do; Studio and Python API runs only read the memory unless this is on; evaluations and "
+        "forks never learn.",
+        "--learn",
+    )
+    record: bool = setting(
+        True,
+        "Record the episode (outcome, steps, observations) marked by its run kind, learning or "
+        "not; off opens the memory read-only.",
+    )
+    run_kind: str = setting(
+        "api",
+        "What played the episode: train | campaign | eval | fork | studio | api (Python "
+        "calls); recorded on the episode so runs, report and Studio tell them apart.",
+        choices=RUN_KINDS,
     )
     refit: bool = setting(True, "Refit the rule weights from debriefs (False: shipped weights).")
     alpha_rule: str = setting(
@@ -96,6 +120,19 @@ class Context:
             if env_value is None or getattr(self, f.name) != f.default:
                 continue
             setattr(self, f.name, parse_value(f.name, env_value))
+        self.check()
+
+    def check(self) -> None:
+        """Refuse settings no run can use (ValueError naming the setting and the bound)."""
+        if self.run_kind not in RUN_KINDS:
+            raise ValueError(
+                f"run_kind must be one of {', '.join(RUN_KINDS)}, not {self.run_kind!r}"
+            )
+        if not self.llm_timeout_s >= MIN_LLM_TIMEOUT_S:
+            raise ValueError(
+                f"the LLM timeout (llm_timeout_s, --llm-timeout, ${env_var('llm_timeout_s')}) "
+                f"must be at least {MIN_LLM_TIMEOUT_S:g} s, got {self.llm_timeout_s:g}"
+            )
 
     def model_settings(self) -> ModelSettings:
         """The chat-model part of these settings (what the model factory and calls read)."""

@@ -95,5 +95,8 @@ def compile_with_sqlite(db_path: str | Path = DEFAULT_DB_PATH) -> CompiledStateG
         out = app.invoke({"task": "easy", "seed": 0}, cfg, context=Context(env_url=url),
                          durability="sync")
         out["result"]["won"], out["tally"]["llm_calls"]  # the EpisodeOutput keys
+
+    Such an episode is recorded with kind `api` and only reads the memory; pass
+    `Context(..., learn=True)` for it to learn like a training episode (docs/run-kinds.md).
     """
     return builder.compile(checkpointer=sqlite_checkpointer(db_path), name="fakegang_episode")

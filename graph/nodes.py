@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
-from fakegang.graph.state import TALLY_KEYS, TRUSTED_CALLS, EpisodeState
+from fakegang.graph.state import BENCHED_REASON, TALLY_KEYS, TRUSTED_CALLS, EpisodeState
 from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.learning import insights
 from fakegang.tools.learning.alpha import arbitrate_mode
@@ -109,6 +109,8 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
             "seed": obs.seed,
             "status": "running",
             "started_at": utc_now(),
+            "kind": ctx.run_kind,
+            "learns": int(ctx.learn),
         }
     )
     return {
@@ -177,6 +179,8 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
     )
     if not ask:
         return {"llm": {"status": "skipped", "reason": why}}
+    if state.get("llm_off"):  # it timed out earlier: the rules decide the rest of the episode
+        return {"llm": {"status": "skipped", "reason": state["llm_off"]}}
     memory = resources.memory(ctx)
     obs = resources.load_observation(ctx, thread_id, state["action_count"])
     likelihood, frontier = _scores(state, ctx, thread_id)
@@ -190,7 +194,13 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
     try:
         model = resources.chat_model(ctx)
     except Exception as exc:  # a model that cannot be built must not end the episode
-        return {"llm": {"status": "error", "error": f"model unavailable: {exc}"[:300]}}
+        return {
+            "llm": {
+                "status": "error",
+                "error": f"model unavailable: {exc}"[:300],
+                "error_class": "model unavailable",
+            }
+        }
     result = llm_calls.decide(
         model,
         system=system,
@@ -198,18 +208,25 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         choices=state["choices"],
         settings=ctx.model_settings(),
     )
+    update: dict[str, Any] = {}
+    if result.timed_out:  # asking again would stall every later step the same way
+        update["llm_off"] = (
+            f"{BENCHED_REASON}{state['action_count']}: the rules decide the rest of this episode"
+        )
     return {
+        **update,
         "llm": {
             "status": "ok" if result.ok else "error",
             "shadow": shadow,
             "action": result.value if result.ok else None,
             "reason": result.reason[:200],
             "error": result.error,
+            "error_class": result.error_class,
             "latency_s": round(result.latency_s, 3),
             "tokens": result.tokens_in + result.tokens_out,
             "prompt_tokens": result.tokens_in,
             "prompt_tokens_reused": result.prompt_tokens_reused,
-        }
+        },
     }
 
 
@@ -309,6 +326,7 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
             "llm_action": llm.get("action"),
             "llm_reason": llm.get("reason"),
             "llm_error": llm.get("error"),
+            "llm_error_class": llm.get("error_class"),
             "llm_latency_s": llm.get("latency_s"),
             "llm_tokens": llm.get("tokens"),
             "llm_prompt_tokens": llm.get("prompt_tokens"),

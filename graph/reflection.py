@@ -66,14 +66,16 @@ def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConf
         "finished_at": (memory.episode(thread_id) or {}).get("finished_at") or utc_now(),
     }
     memory.upsert_episode(row)
-    learn_status = "evaluation: nothing learned"
+    learn_status = f"{ctx.run_kind}: memory read only, nothing learned"
     if ctx.learn:
-        learn_status = _learn(ctx, state, row, action_log, won, reward, obs.grader_score or 0.0)
+        learn_status, call = _learn(
+            ctx, state, row, action_log, won, reward, obs.grader_score or 0.0
+        )
         learned = learning.learn_from_debrief(
             ctx, {**state, "thread_id": thread_id}, obs, steps, won=won
         )
         learn_status = "; ".join([learn_status, *learned])
-        memory.upsert_episode({"thread_id": thread_id, "learn_status": learn_status})
+        memory.upsert_episode({"thread_id": thread_id, "learn_status": learn_status, **call})
     result = {k: row[k] for k in RESULT_KEYS}
     result.update(final_message=obs.message, learn_status=learn_status)
     return {"result": result}
@@ -88,10 +90,13 @@ def _learn(
     reward: float,
     grader_score: float,
 ) -> str:
+    """Keep the best win and write the lesson; returns the status and the reflection call's
+    columns of the episode row (empty when no call was due, or a re-run found the lesson)."""
     memory = resources.memory(ctx)
     task = get_task(state["task"])
     thread_id = row["thread_id"]
     status = []
+    call: dict[str, str | None] = {}
     write_reflection = not won
     if won:
         traj = Trajectory(
@@ -108,18 +113,23 @@ def _learn(
             source = "fallback" if existing.text.startswith(FALLBACK_PREFIX) else "llm"
             status.append(f"{kind} reflection ({source}): stored")
         else:
-            text, source = _reflection_text(ctx, state, row, action_log, won)
+            text, source, call = _reflection_text(ctx, state, row, action_log, won)
             stored = memory.add_reflection(
                 task=task.name, thread_id=thread_id, text=text, won=won, reward=reward
             )
             status.append(f"{kind} reflection ({source}): {stored}")
-    return "; ".join(status)
+    return "; ".join(status), call
 
 
 def _reflection_text(
     ctx: Context, state: EpisodeState, row: dict, action_log: list[str], won: bool
-) -> tuple[str, str]:
-    """The LLM's lesson, or a lesson built from the episode's facts if the LLM fails."""
+) -> tuple[str, str, dict[str, str | None]]:
+    """The LLM's lesson, or a lesson built from the episode's facts if the LLM fails or timed
+    out earlier in the episode (not asked: it would stall the run as long again); with the
+    call's outcome as episode columns (reflection_call ok | error | skipped, its error)."""
+    if state.get("llm_off"):
+        error = "not asked, it timed out earlier in this episode"
+        return _fallback(row, won, error), "fallback", {"reflection_call": "skipped"}
     system, user = prompting.reflection_messages(
         won=won,
         episode=row["episode"],
@@ -138,11 +148,21 @@ def _reflection_text(
             settings=ctx.model_settings(),
         )
         if result.ok and result.value and result.value.strip():
-            return result.value.strip(), "llm"
-        error = result.error
+            return result.value.strip(), "llm", {"reflection_call": "ok"}
+        error, error_class = result.error, result.error_class or "empty reflection"
     except Exception as exc:  # never let a reflection end the run
-        error = str(exc)
-    fallback = (
+        error, error_class = str(exc), type(exc).__name__
+    call = {
+        "reflection_call": "error",
+        "reflection_error": str(error)[:300],
+        "reflection_error_class": error_class,
+    }
+    return _fallback(row, won, error), "fallback", call
+
+
+def _fallback(row: dict, won: bool, error: str | None) -> str:
+    """A lesson built from the episode's facts (what a failed reflection leaves)."""
+    return (
         f"{FALLBACK_PREFIX}, LLM failed: {str(error)[:80]}] {row['final_message']} after "
         f"{row['steps_used']} steps; "
         + (
@@ -151,7 +171,6 @@ def _reflection_text(
             else "explore the follows of the likeliest member sooner and flag on combined evidence."
         )
     )
-    return fallback, "fallback"
 
 
 def _extract(text: str, key: str) -> float:

@@ -20,6 +20,8 @@ LLM_COUNTERS: tuple[str, ...] = ("llm_calls", "llm_tokens", "llm_errors")
 #: Calls made while the LLM was trusted to decide (not shadows): what its stake bounds.
 TRUSTED_CALLS = "llm_trusted_calls"
 TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS, TRUSTED_CALLS)
+#: The start of `llm_off` (and of the steps' llm_reason) once the model timed out in an episode.
+BENCHED_REASON = "the model timed out at action #"
 
 
 def add_counts(current: dict[str, int] | None, update: dict[str, int]) -> dict[str, int]:
@@ -91,6 +93,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     rule: dict[str, Any]  # rule_check: action, confidence, reason
     choices: list[str]  # rule_check: legal actions offered to the LLM
     llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
+    llm_off: str  # llm_decide: set when the model timed out; not asked again in this episode
     decision: dict[str, Any]  # arbitrate: index, action, mode
     llm_verdicts: dict[str, str]  # arbitrate: account -> flag|unflag the LLM decided (kept)
     llm_flips: dict[str, int]  # arbitrate: account -> flags and unflags the LLM decided on it

@@ -55,12 +55,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"{summary['mean_steps']:.1f}, LLM calls {summary['llm_calls']} ({summary['model']}, "
             f"{summary['backend']})"
         )
+        for line in _llm_failures(args.db_path, summary["run_id"]):
+            print(f"LLM: {line}")
         if args.out:
             print(f"rows written to {args.out}")
     if summary["errors"]:
         print(f"error: {summary['errors']} episode(s) failed (see the rows)", file=sys.stderr)
         return 1
     return 0
+
+
+def _llm_failures(db: str, run_id: str) -> list[str]:
+    """The evaluation's failed LLM calls, one line per error class (runs/llm_failures.py)."""
+    from fakegang.runs.llm_failures import run_llm_failures
+    from fakegang.tools.memory.store import Memory
+
+    memory = Memory(db)
+    try:
+        return run_llm_failures(memory.db, run_id).lines()
+    finally:
+        memory.close()
 
 
 def add_scale_arguments(p: argparse.ArgumentParser, *, unit: str) -> None:

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from fakegang.cli.eval import add_eval_commands
 from fakegang.cli.train import add_agent_commands
 from fakegang_env.arguments import quiet_on_broken_pipe
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line (the error and where the help is) instead of
+    the whole usage block; exit code 2 as argparse's. Subcommand parsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="fakegang",
         description="Uncover rings of fake accounts: an OpenEnv environment and a LangGraph agent.",
     )
@@ -83,10 +92,30 @@ def check_env_url_argument(args: argparse.Namespace) -> int | None:
     return 2
 
 
+def check_settings(args: argparse.Namespace) -> int | None:
+    """The run settings as the command will use them (flags over environment variables) are
+    checked once, like a bad flag: exit code 2 and one line naming the setting."""
+    from fakegang.cli.settings import context_from_args
+    from fakegang.graph.context import Context
+
+    if not any(hasattr(args, name) for name in Context.__dataclass_fields__):
+        return None
+    try:
+        context_from_args(args)
+    except (ValueError, TypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # option defaults read the settings' environment variables
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
-    for check in (check_db_argument, check_env_url_argument):
+    for check in (check_settings, check_db_argument, check_env_url_argument):
         refused = check(args)
         if refused is not None:
             return refused

@@ -33,6 +33,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             out_dir=args.out,
             log_dir=args.log_dir,
             episodes=parse_episode_list(args.episodes),
+            say=print,
+            verbose=args.verbose,
         )
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -43,12 +45,18 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def add_report_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="HTML page and PNG charts of a training run")
-    p.add_argument("run_id", help="run id (as printed by `fakegang train`), or `latest`")
+    p.add_argument(
+        "run_id",
+        help="run id (as printed by `fakegang train`), or `latest` (the latest training run)",
+    )
     add_setting_arguments(p, ("db_path",))
     p.add_argument(
         "--log-dir", default=None, help="where the run's metrics.jsonl is (default: the run's own)"
     )
-    p.add_argument("--out", default=None, help="output directory (default: reports/RUN_ID)")
+    p.add_argument(
+        "--out", default=None, help="output directory (default: checkpoints/reports/RUN_ID)"
+    )
+    p.add_argument("--verbose", action="store_true", help="list each failed LLM call")
     p.add_argument(
         "--episodes",
         default=None,

@@ -12,6 +12,9 @@ import sys
 
 from fakegang.cli.settings import EMBEDDED_ENV, MODEL_SETTINGS, add_setting_arguments
 
+#: What `studio` hands to the graph: the model settings, the α rule and whether its runs learn.
+STUDIO_SETTINGS = (*MODEL_SETTINGS, "alpha_rule", "learn")
+
 
 def _db(p: argparse.ArgumentParser) -> None:
     add_setting_arguments(p, ("db_path",))
@@ -104,7 +107,7 @@ def cmd_studio(args: argparse.Namespace) -> int:
             env_url=args.env_url,
             config=args.config,
             workdir=args.workdir,
-            settings={name: getattr(args, name) for name in (*MODEL_SETTINGS, "alpha_rule")},
+            settings={name: getattr(args, name) for name in STUDIO_SETTINGS},
         )
     except StudioError as exc:
         return _fail(str(exc), 1)
@@ -154,7 +157,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("studio", help="LangGraph dev server (Studio API) on our DB, offline")
     _db(p)
     _env(p)
-    add_setting_arguments(p, (*MODEL_SETTINGS, "alpha_rule"))
+    add_setting_arguments(p, STUDIO_SETTINGS)
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=2024, help="port (default: 2024)")
     p.add_argument(
@@ -164,6 +167,9 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--config", default=None, help="langgraph.json (default: the project's)")
     p.add_argument(
-        "--workdir", default=None, help="dev server state dir (default: the DB's directory)"
+        "--workdir",
+        default=None,
+        help="dev server state dir (default: studio/ in the project's state directory, "
+        "checkpoints/)",
     )
     p.set_defaults(func=cmd_studio)

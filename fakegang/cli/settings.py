@@ -46,6 +46,8 @@ def _parser(name: str):
             raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from exc
         if meta.get("positive") and not value > 0:
             raise argparse.ArgumentTypeError(f"must be greater than 0, got {text!r}")
+        if meta.get("minimum") is not None and not value >= meta["minimum"]:
+            raise argparse.ArgumentTypeError(f"must be at least {meta['minimum']:g}, got {text!r}")
         return value
 
     parse.__name__ = field_type(name).__name__  # argparse names the type in its errors
@@ -74,6 +76,15 @@ def add_setting_arguments(
             default = env_default(name)
             shown = f"{default}"
         text = f"{meta['description'].rstrip('.')} (default: {shown}; env {env_var(name)})"
+        if field_type(name) is bool:  # a switch (on with the flag, or with its env variable)
+            parser.add_argument(
+                flag_of(name),
+                dest=name,
+                action="store_true",
+                default=default,
+                help=text.replace("%", "%%"),
+            )
+            continue
         parser.add_argument(
             flag_of(name),
             dest=name,
@@ -88,9 +99,13 @@ def add_setting_arguments(
 def env_default(name: str) -> Any:
     """Context field `name`'s default, or the value of its environment variable when set."""
     text = os.environ.get(env_var(name))
-    return (
-        parse_value(name, text) if text is not None else Context.__dataclass_fields__[name].default
-    )
+    if text is None:
+        return Context.__dataclass_fields__[name].default
+    try:
+        return parse_value(name, text)
+    except ValueError:
+        kind = field_type(name).__name__
+        raise ValueError(f"${env_var(name)} must be a {kind}, got {text!r}") from None
 
 
 def context_from_args(args: argparse.Namespace, **fixed: Any) -> Context:

@@ -7,8 +7,10 @@ episode into the output directory. Works offline: matplotlib (Agg) and networkx 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from fakegang.graph.context import STATE_DIR
 from fakegang.report.charts import CHARTS
 from fakegang.report.data import ReportError, choose_episodes, load_run, steps_of
 from fakegang.report.html import render
@@ -22,10 +24,24 @@ def build_report(
     out_dir: str | Path | None = None,
     log_dir: str | Path | None = None,
     episodes: list[int] | None = None,
+    say: Callable[[str], None] | None = None,
+    verbose: bool = False,
 ) -> Path:
-    """Write the report of `run_id`; returns the path of its index.html."""
+    """Write the report of `run_id` (`latest`: the latest training run); returns the path of its
+    index.html. `say` gets which run was chosen and the run's LLM failures (each failed call
+    too with `verbose`). By default the report goes to reports/RUN_ID in the project's state
+    directory."""
     data = load_run(run_id, db, log_dir)
-    out = Path(out_dir) if out_dir else Path("reports") / data.run_id
+    if say is not None:
+        if run_id == "latest":
+            n = len(data.rows)
+            say(
+                f"latest training run: {data.run_id} (started {data.run.get('started_at')}, "
+                f"{n} episode{'s' * (n != 1)} finished, {data.run.get('status')})"
+            )
+        for line in data.llm_failures_verbose if verbose else data.llm_failures:
+            say(line if line.startswith(" ") else f"LLM: {line}")
+    out = Path(out_dir) if out_dir else Path(STATE_DIR) / "reports" / data.run_id
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

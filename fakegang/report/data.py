@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fakegang.runs.llm_failures import run_llm_failures
 from fakegang.tools.memory.episode_row import metrics_row
 
 #: Episodes of a task in the sliding win-rate window (the training printout's `wr=` uses 10).
@@ -32,6 +33,8 @@ class RunData:
     source: str  # where `rows` came from
     notes: list[str] = field(default_factory=list)
     thread_of: dict[int, str] = field(default_factory=dict)  # episode number -> thread id
+    llm_failures: list[str] = field(default_factory=list)  # one line per error class
+    llm_failures_verbose: list[str] = field(default_factory=list)  # and each failed call
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -59,13 +62,32 @@ def _recent_runs(conn: sqlite3.Connection, n: int = 5) -> list[str]:
     return [r["run_id"] for r in conn.execute(q, [n])]
 
 
+def _kind(settings: str | None) -> str:
+    """A run's kind from its settings JSON: training runs recorded before kinds have none."""
+    try:
+        return json.loads(settings or "{}").get("kind") or "train"
+    except ValueError:
+        return "train"
+
+
+def latest_training_run(conn: sqlite3.Connection) -> str | None:
+    """The most recently started training run (not an evaluation, fork or campaign)."""
+    q = "select run_id, settings from runs order by started_at desc, rowid desc"
+    return next((r["run_id"] for r in conn.execute(q) if _kind(r["settings"]) == "train"), None)
+
+
 def resolve_run_id(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
-    """The `runs` row of `run_id` (`latest` = the most recently started run)."""
+    """The `runs` row of `run_id` (`latest` = the most recently started training run)."""
     if run_id == "latest":
-        recent = _recent_runs(conn, 1)
-        if not recent:
-            raise ReportError("the database holds no runs yet")
-        run_id = recent[0]
+        latest = latest_training_run(conn)
+        if latest is None:
+            recent = _recent_runs(conn)
+            others = f" (other runs: {', '.join(recent)})" if recent else ""
+            raise ReportError(
+                f"the database holds no training run yet{others}: `latest` means the latest "
+                "training run; name another run by its id"
+            )
+        run_id = latest
     row = conn.execute("select * from runs where run_id = ?", [run_id]).fetchone()
     if row is None:
         recent = _recent_runs(conn)
@@ -103,11 +125,15 @@ def load_run(run_id: str, db: str | Path, log_dir: str | Path | None = None) -> 
                 [run_id],
             )
         ]
+        failures = run_llm_failures(conn, run_id)
     finally:
         conn.close()
     if not episodes:
         raise ReportError(f"run {run_id} has no finished episode yet")
     data = RunData(run_id, Path(db), run, [], "")
+    data.llm_failures = failures.lines()
+    data.llm_failures_verbose = failures.lines(verbose=True)
+    data.notes.extend(f"LLM: {line}" for line in data.llm_failures)
     data.thread_of = {e["episode"]: e["thread_id"] for e in episodes}
     log_dir = Path(log_dir) if log_dir else Path(data.settings.get("log_dir") or "runs")
     metrics_path = log_dir / "metrics.jsonl"

@@ -147,6 +147,7 @@ def play_campaign(
                 env_url=url,
                 db_path=db_path,
                 model=model,
+                run_kind="campaign",
                 learn=mode == "learning",
                 # static rounds are recorded too (outcome, steps); with learning off nothing
                 # read during play depends on them (α and weights come from tables it never writes)
@@ -154,6 +155,7 @@ def play_campaign(
                 refit=mode == "learning",
                 alpha_rule=alpha_rule,
             )
+            ctx.learn = mode == "learning"  # whatever $FAKEGANG_LEARN says (it fills defaults)
             memory = resources.memory(ctx)
             memory.upsert_run(
                 {"run_id": run_id, "status": "running", "model": model, "started_at": utc_now(),

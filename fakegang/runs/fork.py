@@ -14,8 +14,9 @@ How a fork is kept apart from the original (so the original stays intact and bot
   `runs.settings.kind = "fork"`), so the parent run's metrics.jsonl never includes it; the
   `forks` table links fork → parent (at_index, action, original_action). `fakegang runs` shows
   each fork under its parent episode, and `fakegang replay` lists a thread's forks.
-* a fork is a real episode: its reflection, best trajectory and outcome enter the agent's memory
-  like any other episode's (α counts it).
+* a fork is a what-if, not experience: it reads the memory but writes nothing training uses (no
+  lesson, few-shot example, experience, refit, credit, insight or α); its episode row is
+  recorded with kind `fork` (graph/context.py `Context.learn`, `run_kind`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
 from fakegang.graph.recovery import rebuild_env_episode
 from fakegang.runs.checkpoint_tables import copy_branch
+from fakegang.runs.llm_failures import run_llm_failures
 from fakegang.runs.records import RunRecords
 from fakegang.runs.replay import head_branch
 from fakegang.runs.runner import TrainOptions, claim_run, context_for, environment, episode_config
@@ -147,7 +149,7 @@ def fork_episode(
     )
     print(f"  fork     : {new_action}", file=out)
     with environment(env_url) as url:
-        ctx = context_for(opts, url)
+        ctx = context_for(opts, url, kind="fork")
         memory = resources.memory(ctx)
         recorded = [(s["idx"], s["action"]) for s in memory.steps(thread_id) if s["idx"] < at]
         obs = rebuild_env_episode(
@@ -199,6 +201,8 @@ def fork_episode(
                     "seed": state["seed"],
                     "status": "running",
                     "started_at": utc_now(),
+                    "kind": ctx.run_kind,
+                    "learns": int(ctx.learn),
                 }
             )
             RunRecords(memory).record_fork(
@@ -267,6 +271,9 @@ def _play(app, ctx, memory, fork_run: str, thread_id: str, task: str, at: int, o
             )
     row = memory.episode(thread_id) or {}
     print(f"  result   : {outcome_of(row) or row.get('status')}", file=out)
+    for line in run_llm_failures(memory.db, fork_run).lines():
+        print(f"  LLM      : {line}", file=out)
+    print("  memory   : read only (a what-if teaches training nothing)", file=out)
     print(f"  replay   : fakegang replay {thread_id} --db {ctx.db_path}", file=out)
     return {"thread_id": thread_id, "run_id": fork_run, "won": bool(row.get("won"))}
 
@@ -286,7 +293,7 @@ def resume_fork(run_id: str, *, db: str, env_url: str | None, out: TextIO) -> di
     opts = opts.with_db(db)
     print(f"Resuming fork {run_id} ({thread_id}) before {', '.join(snap.next)}", file=out)
     with environment(env_url) as url:
-        ctx = context_for(opts, url)
+        ctx = context_for(opts, url, kind="fork")
         memory = resources.memory(ctx)
         memory.upsert_run({"run_id": run_id, "status": "running"})
         claim_run(memory, run_id)

@@ -99,9 +99,13 @@ class TrainOptions:
         )
 
 
-def context_for(opts: TrainOptions, env_url: str) -> Context:
-    """The run's episode settings, pointed at the live environment server."""
-    return replace(opts.context, env_url=env_url)
+def context_for(opts: TrainOptions, env_url: str, *, kind: str = "train") -> Context:
+    """The run's episode settings, pointed at the live environment server, for a run of `kind`:
+    a training run learns, a fork never does (a what-if's outcome must not become a lesson)."""
+    ctx = replace(opts.context, env_url=env_url, run_kind=kind)
+    # set after construction: a value equal to the field's default would yield to $FAKEGANG_LEARN
+    ctx.learn = kind == "train"
+    return ctx
 
 
 def curriculum_task(episode_index: int, override: str | None) -> str:
@@ -147,8 +151,8 @@ def schedule(opts: TrainOptions) -> list[tuple[int, str, int]]:
 class ProgressPrinter:
     """The per-episode lines and phase summaries of the original training script."""
 
-    def __init__(self, out=sys.stdout) -> None:
-        self.out = out
+    def __init__(self, out=None) -> None:
+        self.out = out or sys.stdout  # read at call time (a test may have replaced it)
         self.by_task: dict[str, list[dict]] = defaultdict(list)
         self.all: list[dict] = []
 
@@ -309,7 +313,7 @@ def play_schedule(
                         f"      {s['idx'] + 1:3d}: {s['action']:32s} [{s['mode']}] "
                         f"rule={s['rule_confidence']:.2f} {s['message'][:60]}"
                     )
-            if episode % 10 == 0:
+            if episode % 10 == 0 and episode < opts.episodes:  # the last one is FINAL's
                 printer.summary(f"Episodes 1–{episode}")
     except RunPaused as paused:
         memory.upsert_run({"run_id": run_id, "status": "paused"})
@@ -326,11 +330,23 @@ def play_schedule(
         raise
     memory.upsert_run({"run_id": run_id, "status": "finished"})
     printer.summary("FINAL")
+    say_llm_failures(memory, run_id, printer, verbose=opts.verbose)
     printer.print(memory.summary())
     path = write_metrics(memory, run_id, log_dir)
     printer.print(f"\nMetrics saved to: {path}")
     printer.print(f"Memory saved to: {opts.db}")
     return path
+
+
+def say_llm_failures(memory, run_id: str, printer: ProgressPrinter, *, verbose: bool) -> None:
+    """The run's failed LLM calls, one line per error class (each call with `verbose`)."""
+    from fakegang.runs.llm_failures import run_llm_failures
+
+    lines = run_llm_failures(memory.db, run_id).lines(verbose=verbose)
+    for line in lines:
+        printer.print(line if line.startswith(" ") else f"LLM: {line}")
+    if lines:
+        printer.print("")
 
 
 def _rollback(app) -> None:
@@ -340,7 +356,7 @@ def _rollback(app) -> None:
         conn.rollback()
 
 
-def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
+def train(opts: TrainOptions, out=None, stdin=None) -> dict:
     """The main job: the curriculum (or one task) with learning between episodes."""
     printer = ProgressPrinter(out)
     run_id = new_run_id()
@@ -351,7 +367,7 @@ def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
     with environment(opts.env_url) as env_url:
         ctx = context_for(opts, env_url)
         pause = (
-            PauseControl(opts.pause_before, opts.step, stdin=stdin or sys.stdin, out=out)
+            PauseControl(opts.pause_before, opts.step, stdin=stdin or sys.stdin, out=printer.out)
             if opts.step or opts.pause_before
             else None
         )
@@ -372,7 +388,7 @@ def train(opts: TrainOptions, out=sys.stdout, stdin=None) -> dict:
                 "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 "status": "running",
                 "model": opts.model,
-                "settings": json.dumps(asdict(opts)),
+                "settings": json.dumps({"kind": "train", **asdict(opts)}),
                 "episodes_total": opts.episodes,
             }
         )

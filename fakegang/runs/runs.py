@@ -19,6 +19,13 @@ from fakegang.runs.records import RunRecords
 from fakegang.runs.runner import TrainOptions, episode_thread_id, schedule
 from fakegang.tools.memory.store import Memory
 
+#: How `fakegang runs` names what played episodes outside any CLI run (their `kind`).
+LOOSE_KINDS = {
+    "studio": "LangGraph Studio",
+    "api": "the Python API",
+    "unknown": "Studio or the Python API (recorded before run kinds)",
+}
+
 
 class RunsError(LookupError):
     """Unknown database or run."""
@@ -161,10 +168,13 @@ def _loose_episodes(app, memory, run_ids: set[str]) -> list[RunStatus]:
         for r in memory.db.query("select * from episodes order by rowid")
         if r["run_id"] not in run_ids
     ]
-    if not rows:
-        return []
-    run = RunStatus("(none)", "-", "", "", len(rows), {"kind": "loose"})
+    out: dict[str, RunStatus] = {}
     for r in rows:
+        played_by = r.get("kind") or "unknown"
+        if played_by not in out:
+            out[played_by] = RunStatus("(none)", "-", "", "", 0, {"kind": "loose", "by": played_by})
+        run = out[played_by]
+        run.episodes_total += 1
         status, outcome = _episode_status(app, memory, r["thread_id"], "interrupted")
         run.episodes.append(
             EpisodeStatus(
@@ -177,7 +187,7 @@ def _loose_episodes(app, memory, run_ids: set[str]) -> list[RunStatus]:
                 RunRecords(memory).forks_of(r["thread_id"]),
             )
         )
-    return [run]
+    return list(out.values())
 
 
 def format_runs(runs: list[RunStatus], *, show_pending: int = 3) -> str:
@@ -188,7 +198,8 @@ def format_runs(runs: list[RunStatus], *, show_pending: int = 3) -> str:
     for run in runs:
         s = run.settings
         if s.get("kind") == "loose":
-            lines.append("episodes outside any CLI run (Studio, the Python API)")
+            by = LOOSE_KINDS.get(s["by"], s["by"])
+            lines.append(f"episodes outside any CLI run, played by {by}")
         elif run.fork_of:
             lines.append(
                 f"fork {run.run_id}  {run.status}  model={run.model}  of episode "

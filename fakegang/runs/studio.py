@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -30,9 +29,10 @@ from typing import TextIO
 
 import httpx
 
-from fakegang.graph.context import env_var
+from fakegang.graph.context import STATE_DIR, env_var
 from fakegang.runs.checkpoint_tables import table_names, thread_ids
 from fakegang.runs.runner import environment
+from fakegang_env.server.serve_args import port_free
 
 GRAPH_ID = "fakegang"
 OFFLINE_ENV = {
@@ -45,6 +45,12 @@ READY_TIMEOUT_S = 180.0
 
 class StudioError(RuntimeError):
     """The dev server cannot be started (missing CLI, config, or it exited)."""
+
+
+def studio_state_dir() -> Path:
+    """Where the dev server keeps its state and log: the project's state directory (git-ignored),
+    so a `--db` elsewhere never gets `.langgraph_api/` and a log beside it."""
+    return Path(STATE_DIR, "studio").resolve()
 
 
 def project_config() -> Path:
@@ -74,16 +80,15 @@ def cli_threads(db: str | Path) -> list[dict]:
             return []
         meta: dict[str, dict] = {}
         if "episodes" in table_names(conn):
-            cur = conn.execute(
-                "select thread_id, run_id, episode, task, seed, status from episodes"
-            )
-            for tid, run_id, ep, task, seed, status in cur:
-                meta[tid] = {
-                    "fakegang_run": run_id,  # "run_id" is reserved by the server
-                    "episode": ep,
-                    "task": task,
-                    "seed": seed,
-                    "status": status,
+            conn.row_factory = sqlite3.Row
+            for r in map(dict, conn.execute("select * from episodes")):
+                meta[r["thread_id"]] = {
+                    "fakegang_run": r["run_id"],  # "run_id" is reserved by the server
+                    "episode": r["episode"],
+                    "task": r["task"],
+                    "seed": r["seed"],
+                    "status": r["status"],
+                    "kind": r.get("kind"),  # None in a file from before run kinds
                 }
     finally:
         conn.close()
@@ -109,15 +114,6 @@ def register_threads(url: str, db: str | Path, graph_id: str = GRAPH_ID) -> int:
         metadata.update({k: v for k, v in t.items() if k != "thread_id" and v is not None})
         client.threads.create(thread_id=t["thread_id"], if_exists="do_nothing", metadata=metadata)
     return len(threads)
-
-
-def port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def wait_ready(
@@ -181,14 +177,17 @@ def run_studio(
     """Start the dev server, register the CLI threads, serve until Ctrl-C / SIGTERM.
 
     `settings` (Context field -> value) become the graph's defaults through their environment
-    variables, so Studio's runs use the model and settings given on the command line."""
+    variables, so Studio's runs use the model and settings given on the command line. Its
+    episodes are recorded with kind `studio` and only read the memory unless `settings` has
+    `learn` on. The server's state (`.langgraph_api/`, its log) lives in `workdir`, by default
+    the project's state directory, not beside `db`."""
 
     db = Path(db).resolve()
     config = Path(config).resolve() if config else project_config()
     if not config.exists():
         raise StudioError(f"no LangGraph config at {config}")
     executable = langgraph_executable()
-    workdir = Path(workdir).resolve() if workdir else db.parent
+    workdir = Path(workdir).resolve() if workdir else studio_state_dir()
     workdir.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "langgraph-dev.log"
     if not port_free(port):
@@ -205,6 +204,7 @@ def run_studio(
                 **{env_var(k): str(v) for k, v in (settings or {}).items() if v is not None},
                 env_var("db_path"): str(db),  # what the graph's Context reads
                 env_var("env_url"): live_env,
+                env_var("run_kind"): "studio",
             }
             argv = [executable, "dev", "--no-browser", "--no-reload", "--host", host]
             argv += ["--port", str(port), "--config", str(config)]

@@ -177,7 +177,8 @@ def play_episode(job: EpisodeJob, snapshot: bytes) -> EpisodeOutcome:
     data: bytes | None = None
     try:
         url = job.env_url or embedded_url()
-        ctx = Context(env_url=url, db_path=str(shard), model=job.model, learn=False, record=True)
+        ctx = Context(env_url=url, db_path=str(shard), model=job.model, run_kind="eval")
+        ctx.learn = False  # an evaluation never learns, whatever $FAKEGANG_LEARN says
         app = compile_with_sqlite(shard)
         hook = kill_hook()
         if hook is not None:

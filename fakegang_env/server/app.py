@@ -44,7 +44,7 @@ from fakegang_env.server.errors import (
 )
 from fakegang_env.server.fakegang_environment import ENV_NAME, ENV_VERSION, FakeGangEnvironment
 from fakegang_env.server.routes import register_http_routes
-from fakegang_env.server.serve_args import add_serve_arguments
+from fakegang_env.server.serve_args import add_serve_arguments, port_free
 from fakegang_env.server.sessions import DEFAULT_MAX_EPISODES, DEFAULT_TTL_S, EpisodeRegistry
 from fakegang_env.tactics import Playbook
 
@@ -152,6 +152,12 @@ def serve(args: argparse.Namespace) -> int:
         check_bind(args.host, settings.token, args.insecure, what="environment server")
     except (InsecureBindError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not port_free(args.port, args.host):
+        print(
+            f"error: port {args.port} on {args.host} is in use: choose another with --port",
+            file=sys.stderr,
+        )
         return 2
     server_app = app if settings == app.state.settings else build_app(settings)
     uvicorn.run(

@@ -7,10 +7,11 @@ from here.
 from __future__ import annotations
 
 import argparse
+import socket
 
 from fakegang_env.arguments import port_number, positive
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_serve_arguments"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "add_serve_arguments", "port_free"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -49,3 +50,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
+
+
+def port_free(port: int, host: str = DEFAULT_HOST) -> bool:
+    """Whether `host:port` can be bound now (checked before a server starts, so a busy port is
+    one clear line instead of the server's own error and traceback; also `fakegang studio`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True

@@ -116,7 +116,7 @@ def test_the_graph_plays_a_campaign_round_and_records_its_derived_seed(env_url, 
 
     db = tmp_path / "agent.sqlite"
     app = compile_with_sqlite(db)
-    ctx = Context(env_url=env_url, db_path=str(db), model="fake")
+    ctx = Context(env_url=env_url, db_path=str(db), model="fake", learn=True)
     thread_id = str(uuid.uuid4())
     cfg = {"configurable": {"thread_id": thread_id}, "recursion_limit": recursion_limit(30)}
     inp = {"task": "easy", "campaign": 6, "round": 3, "tactics": "mixed", "run_id": "t"}

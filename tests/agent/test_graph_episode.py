@@ -35,7 +35,7 @@ def play(app, ctx: Context, task: str = "easy", seed: int = 0) -> tuple[str, dic
 def test_one_episode_end_to_end(env_url, tmp_path) -> None:
     db = tmp_path / "agent.sqlite"
     app = compile_with_sqlite(db)
-    ctx = Context(env_url=env_url, db_path=str(db), model="fake")
+    ctx = Context(env_url=env_url, db_path=str(db), model="fake", learn=True)
     thread_id, state = play(app, ctx)
 
     result = state["result"]
@@ -68,7 +68,7 @@ def test_one_episode_end_to_end(env_url, tmp_path) -> None:
 
 def test_checkpointed_state_reads_back(env_url, tmp_path) -> None:
     db = tmp_path / "agent.sqlite"
-    ctx = Context(env_url=env_url, db_path=str(db), model="fake")
+    ctx = Context(env_url=env_url, db_path=str(db), model="fake", learn=True)
     thread_id, state = play(compile_with_sqlite(db), ctx, seed=3)
     # a new process would compile again and read the same thread
     again = compile_with_sqlite(db).get_state({"configurable": {"thread_id": thread_id}})
@@ -93,8 +93,8 @@ def test_broken_llm_never_ends_the_episode(
     mem = Memory(db)
     mem.save_alpha("easy", 0.5, 0.5, 4)  # trust the LLM enough that it is asked
     ctx = Context(
-        env_url=env_url, db_path=str(db), model="fake", llm_timeout_s=0.5, llm_retries=0,
-        alpha_rule="seed",
+        env_url=env_url, db_path=str(db), model="fake", llm_timeout_s=1.0, llm_retries=0,
+        alpha_rule="seed", learn=True,
     )  # fmt: skip
     resources.install_model(ctx, model)
     thread_id, state = play(compile_with_sqlite(db), ctx, seed=1)

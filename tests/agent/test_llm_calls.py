@@ -155,7 +155,18 @@ def test_raising_model_is_not_ok_and_not_retried():
     model = ScriptedModel(script=[RuntimeError("boom")])
     result = _decide(model)
     assert not result.ok and result.attempts == 1 and model.calls == 1
-    assert result.error == "RuntimeError: boom"
+    assert result.error == "RuntimeError: boom" and result.error_class == "RuntimeError"
+    assert not result.timed_out
+
+
+def test_unreachable_endpoint_is_counted_under_its_class():
+    from botocore.exceptions import EndpointConnectionError
+
+    model = ScriptedModel(script=[EndpointConnectionError(endpoint_url="https://127.0.0.1:9")])
+    result = _decide(model)
+    assert not result.ok and result.attempts == 1
+    assert result.error_class == "EndpointConnectionError"
+    assert result.error.startswith("EndpointConnectionError: Could not connect")
 
 
 def test_throttling_then_success_is_retried():
@@ -169,6 +180,7 @@ def test_persistent_throttling_gives_up_after_max_retries():
     result = _decide(model)
     assert not result.ok and result.attempts == 3 and model.calls == 3
     assert result.error == "ThrottlingException x3"
+    assert result.error_class == "ThrottlingException"  # the provider's code, not ClientError
 
 
 def test_server_error_status_is_retried_client_error_is_not():
@@ -179,14 +191,31 @@ def test_server_error_status_is_retried_client_error_is_not():
     assert not result.ok and result.attempts == 1 and "400" in result.error
 
 
-def test_slow_model_times_out_with_bounded_latency():
-    settings = ModelSettings(spec="fake", timeout_s=0.3, max_retries=1, retry_backoff_s=0.01)
+def test_slow_remote_model_times_out_with_bounded_latency():
+    """A provider's timeout may be a passing hiccup: retried (the model object is the fake, the
+    spec says where the model would run)."""
+    settings = ModelSettings(
+        spec="openai:gpt-4o-mini", timeout_s=0.3, max_retries=1, retry_backoff_s=0.01
+    )
     start = time.monotonic()
     result = _decide(FakeChatModel(delay_s=3.0), settings=settings)
     elapsed = time.monotonic() - start
     assert not result.ok and result.value is None
     assert result.error == "timeout after 0.3s x2" and result.attempts == 2
+    assert result.error_class == "timeout" and result.timed_out
     assert elapsed < 1.5 and result.latency_s < 1.5
+
+
+@pytest.mark.parametrize("spec", ["local", "fake", "expert:0.9"])
+def test_in_process_model_that_timed_out_is_not_retried(spec):
+    """Its call still holds the CPU until its own deadline: a retry would only queue behind it."""
+    settings = ModelSettings(spec=spec, timeout_s=0.3, max_retries=2, retry_backoff_s=0.01)
+    model = FakeChatModel(delay_s=3.0)
+    start = time.monotonic()
+    result = _decide(model, settings=settings)
+    assert result.attempts == 1 and result.error == "timeout after 0.3s"
+    assert result.timed_out and result.error_class == "timeout"
+    assert time.monotonic() - start < 1.0
 
 
 def test_zero_retries_means_one_attempt():

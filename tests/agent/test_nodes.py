@@ -14,7 +14,7 @@ from fakegang.tools.memory.store import Memory
 
 @pytest.fixture()
 def ctx(env_url, tmp_path) -> Context:
-    return Context(env_url=env_url, db_path=str(tmp_path / "n.sqlite"), model="fake")
+    return Context(env_url=env_url, db_path=str(tmp_path / "n.sqlite"), model="fake", learn=True)
 
 
 def call(node, state, ctx: Context, thread_id: str) -> dict:

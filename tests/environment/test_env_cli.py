@@ -155,3 +155,24 @@ def test_module_entry_point_runs() -> None:
         text=True,
     )
     assert bad.returncode == 2 and "valid tasks" in bad.stderr
+
+
+def test_serve_on_a_busy_port_exits_2_with_one_line() -> None:
+    """As `fakegang studio` does: checked before the server starts, no uvicorn traceback."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "fakegang.cli.main", "env", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"error: port {port} on 127.0.0.1 is in use: choose another with --port\n"
+    )

@@ -199,9 +199,35 @@ def test_requested_episode_and_database_fallback(trained, tmp_path) -> None:
             assert same(cells[key], m[key]), (key, cells[key], m[key])
 
 
-def test_latest_picks_the_newest_run(trained, tmp_path) -> None:
-    assert main(["report", "latest", "--db", trained["db"], "--out", str(tmp_path / "r")]) == 0
-    assert trained["run_id"] in (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+def test_latest_is_the_latest_training_run_and_says_so(
+    trained, env_url, tmp_path, monkeypatch, capsys
+) -> None:
+    """An evaluation played after the training is newer, but `latest` means training; the
+    report goes to the project's state directory by default."""
+    from fakegang.runs.evaluation import evaluate
+
+    db = str(tmp_path / "mem.sqlite")
+    shutil.copy(trained["db"], db)
+    ev = evaluate(task="easy", seeds=[0], model="fake", db=db, env_url=env_url)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["report", "latest", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert f"latest training run: {trained['run_id']} (started " in out
+    index = tmp_path / "checkpoints" / "reports" / trained["run_id"] / "index.html"
+    assert (
+        f"report written to {Path('checkpoints', 'reports', trained['run_id'], 'index.html')}"
+        in out
+    )
+    assert trained["run_id"] in index.read_text(encoding="utf-8")
+    assert main(["report", ev["run_id"], "--db", db, "--out", str(tmp_path / "e")]) == 0
+
+    only_eval = str(tmp_path / "eval-only.sqlite")
+    evaluate(task="easy", seeds=[1], model="fake", db=only_eval, env_url=env_url)
+    capsys.readouterr()
+    assert main(["report", "latest", "--db", only_eval]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the database holds no training run yet (other runs: eval-")
 
 
 def test_bad_input_gives_a_clear_error(trained, tmp_path, capsys) -> None:

@@ -131,6 +131,9 @@ def test_studio_shows_cli_episodes_and_runs_one_through_the_sdk(env_url, tmp_pat
         assert {"observe", "rule_check", "llm_decide", "arbitrate", "step_env", "reflect"} <= nodes
         sdk_row = Memory(db).episode(tid)
         assert sdk_row["status"] == "finished" and sdk_row["run_id"] == "studio-test"
+        # a Studio run reads the memory and is recorded as such, but teaches it nothing
+        assert (sdk_row["kind"], sdk_row["learns"]) == ("studio", 0)
+        assert Memory(db).reflection_for(tid) is None
         text = io.StringIO()
         assert replay(db, tid, out=text) == len(Memory(db).steps(tid)) > 0
     finally:
@@ -154,3 +157,19 @@ def test_studio_refuses_a_busy_port(tmp_path) -> None:
             run_studio(tmp_path / "agent.sqlite", port=port, env_url="http://127.0.0.1:9")
     with pytest.raises(StudioError, match="no LangGraph config"):
         run_studio(tmp_path / "agent.sqlite", config=tmp_path / "missing.json")
+
+
+def test_studio_state_lives_in_the_project_state_directory(tmp_path, monkeypatch) -> None:
+    """Not beside a --db elsewhere: `.langgraph_api/` and the log go under checkpoints/studio,
+    which git ignores."""
+    from fakegang.runs.studio import studio_state_dir
+
+    monkeypatch.chdir(tmp_path)
+    assert studio_state_dir() == tmp_path / "checkpoints" / "studio"
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = ["checkpoints/studio/.langgraph_api/x", "langgraph-dev.log", "reports/r1/index.html"]
+    ignored = subprocess.run(
+        ["git", "check-ignore", *paths], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert ignored.stdout.split() == paths

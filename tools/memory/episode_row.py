@@ -54,6 +54,11 @@ EPISODE_COLUMNS: tuple[Column, ...] = (
     Column("llm_errors", int),
     Column("learn_status", str),
     Column("started_at", str),
+    Column("kind", str),  # what played it: train | campaign | eval | fork | studio | api
+    Column("learns", int),  # 1: its outcome was written into the memory training reads
+    Column("reflection_call", str),  # ok | error | skipped (timed out before); NULL: none due
+    Column("reflection_error", str),
+    Column("reflection_error_class", str),
 )
 
 #: The `episodes` table's columns and types (sqlite-utils schema; primary key thread_id).

@@ -70,6 +70,7 @@ def _ensure_core_tables(db: sqlite_utils.Database) -> None:
             "llm_action": str,
             "llm_reason": str,
             "llm_error": str,
+            "llm_error_class": str,
             "llm_latency_s": float,
             "llm_tokens": int,
             "llm_prompt_tokens": int,
@@ -125,7 +126,22 @@ def _ensure_core_tables(db: sqlite_utils.Database) -> None:
         if_not_exists=True,
     )
     # databases written before these columns existed get them added (values stay NULL)
-    add_missing_columns(db, "steps", {"llm_prompt_tokens": int, "llm_prompt_tokens_reused": int})
+    add_missing_columns(
+        db,
+        "steps",
+        {"llm_prompt_tokens": int, "llm_prompt_tokens_reused": int, "llm_error_class": str},
+    )
+    add_missing_columns(
+        db,
+        "episodes",
+        {
+            "kind": str,
+            "learns": int,
+            "reflection_call": str,
+            "reflection_error": str,
+            "reflection_error_class": str,
+        },
+    )
     db["episodes"].create_index(["task", "finished_at"], if_not_exists=True)
     db["episodes"].create_index(["run_id", "episode"], if_not_exists=True)
     db["reflections"].create_index(["task", "id"], if_not_exists=True)

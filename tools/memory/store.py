@@ -33,6 +33,9 @@ DUPLICATE_RATIO = 0.9
 RECENT_WINDOW = 10
 #: Run ids of `fakegang eval`: their episodes are recorded but never count towards learning.
 EVAL_RUN_PREFIX = "eval-"
+#: SQL condition on `episodes`: the episode wrote into the memory training reads. Rows from
+#: before the `learns` column count unless they belong to an evaluation.
+LEARNED = "coalesce(learns, coalesce(run_id, '') not like 'eval-%') = 1"
 
 
 def _normalise(text: str) -> str:
@@ -353,10 +356,9 @@ class Memory:
     def recent_win_rate(self, task: str, n: int = RECENT_WINDOW) -> float:
         rows = list(
             self.db.query(
-                "select won from episodes where task = ? and status = 'finished' "
-                "and coalesce(run_id, '') not like ? "
+                f"select won from episodes where task = ? and status = 'finished' and {LEARNED} "
                 "order by finished_at desc, rowid desc limit ?",
-                [task, EVAL_RUN_PREFIX + "%", n],
+                [task, n],
             )
         )
         return sum(r["won"] for r in rows) / len(rows) if rows else 0.0
@@ -384,15 +386,20 @@ class Memory:
         )
 
     def summary(self) -> str:
+        """Per task: the episodes the memory learned from (with the read-only ones played on
+        it, e.g. evaluations and forks, in brackets), lessons, recent win rate, α, best win."""
         lines = ["Memory:"]
         for task in TASK_NAMES:
-            n_ep = self.db.execute(
-                "select count(*) from episodes where task = ? and status = 'finished'", [task]
-            ).fetchone()[0]
+            n_ep, n_read = self.db.execute(
+                f"select coalesce(sum({LEARNED}), 0), count(*) from episodes "
+                "where task = ? and status = 'finished'",
+                [task],
+            ).fetchone()
             alpha = self.alpha(task)
             best = self.best_trajectory(task)
+            others = f" (+{n_read - n_ep} read-only)" if n_read > n_ep else ""
             lines.append(
-                f"  {task:6s}: episodes={n_ep} reflections={self.reflection_count(task)} "
+                f"  {task:6s}: episodes={n_ep}{others} reflections={self.reflection_count(task)} "
                 f"recent_wr={self.recent_win_rate(task):.0%} "
                 f"α={alpha if alpha is not None else ALPHA_FLOOR:.2f} "
                 f"best={f'{best.reward:+.2f}' if best else 'none'}"

@@ -125,6 +125,8 @@ def _make_local(settings: ModelSettings) -> BaseChatModel:
         seed=settings.seed,
         max_call_s=settings.timeout_s,
         n_threads=_local_threads(),
+        # a thread count set by hand is kept; the default adapts to the other processes' load
+        adapt_threads=not os.environ.get(LLAMA_THREADS_ENV, "").strip(),
     )
     try:  # a build that crashes on this CPU fails here, with the fix, not in the first call
         probe_native_runtime(model.model_path, model.n_threads)

@@ -30,7 +30,9 @@ from fakegang.tools.models.llm_parse import (
     message_text,
     parse_decision,
 )
-from fakegang.tools.models.llm_retry import describe_error, with_retries
+from fakegang.tools.models.llm_retry import CallFailure, describe_error, error_class, with_retries
+
+UNPARSEABLE = "unparseable output"
 
 RAW_CHARS = 500
 # Reasoning models (Qwen3 on Bedrock) think before answering; a reflection capped at 120 tokens
@@ -46,6 +48,8 @@ class LLMCallResult:
     value: str | None  # decide: the chosen action string (one of `choices`); reflect: the text
     reason: str = ""  # decide: the model's one-line reason
     error: str | None = None  # e.g. "timeout after 30.0s", "unparseable output: ..."
+    error_class: str | None = None  # what the failure is counted under (llm_retry.error_class)
+    timed_out: bool = False  # the call ran out of time (the graph stops asking, see nodes.py)
     latency_s: float = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -82,6 +86,20 @@ def _fill_usage(result: LLMCallResult, message: Any, prompt_chars: int) -> None:
         result.tokens_estimated = True
 
 
+def _fail(result: LLMCallResult, failure: CallFailure) -> None:
+    result.error, result.error_class = failure.text, failure.error_class
+    result.timed_out = failure.timed_out
+
+
+def _internal_error(exc: Exception) -> LLMCallResult:
+    return LLMCallResult(
+        ok=False,
+        value=None,
+        error=f"internal error: {describe_error(exc)}",
+        error_class=error_class(exc),
+    )
+
+
 def _messages(system: str, user: str) -> list[BaseMessage]:
     return [SystemMessage(content=system), HumanMessage(content=user)]
 
@@ -116,7 +134,9 @@ def decide(
     try:
         unique = list(dict.fromkeys(c.strip() for c in choices if isinstance(c, str) and c.strip()))
         if not unique:
-            return LLMCallResult(ok=False, value=None, error="no choices given")
+            return LLMCallResult(
+                ok=False, value=None, error="no choices given", error_class="no choices given"
+            )
         schema = decision_schema(tuple(unique))
         messages = _messages(system, user)
         try:
@@ -129,11 +149,11 @@ def decide(
                 return {"raw": model.invoke(messages), "parsed": None, "parsing_error": None}
             return runnable.invoke(messages)
 
-        output, attempts, error = with_retries(attempt, settings)
+        output, attempts, failure = with_retries(attempt, settings)
         result = LLMCallResult(ok=False, value=None, attempts=attempts)
         prompt_chars = len(system) + len(user)
-        if error is not None:
-            result.error = error
+        if failure is not None:
+            _fail(result, failure)
             result.tokens_in, result.tokens_estimated = prompt_chars // 4, True
             return result
         raw = output.get("raw") if isinstance(output, dict) else output
@@ -150,13 +170,14 @@ def decide(
         if action is None:
             detail = output.get("parsing_error") if isinstance(output, dict) else None
             why = f" ({type(detail).__name__})" if detail else ""
-            result.error = f"unparseable output{why}: {result.raw[:160]!r}"
+            result.error = f"{UNPARSEABLE}{why}: {result.raw[:160]!r}"
+            result.error_class = UNPARSEABLE
             return result
         result.ok, result.value = True, action
         result.reason = " ".join(str(reason or "").split())[:REASON_MAX_CHARS]
         return result
     except Exception as exc:  # noqa: BLE001 - the contract is: never raise
-        return LLMCallResult(ok=False, value=None, error=f"internal error: {describe_error(exc)}")
+        return _internal_error(exc)
 
 
 def _reflection_budget(model: BaseChatModel, max_tokens: int) -> tuple[BaseChatModel | Any, int]:
@@ -201,11 +222,11 @@ def reflect(
     try:
         runnable, cap = _reflection_budget(model, max(1, int(max_tokens)))
         messages = _messages(system, user)
-        message, attempts, error = with_retries(lambda: runnable.invoke(messages), settings)
+        message, attempts, failure = with_retries(lambda: runnable.invoke(messages), settings)
         result = LLMCallResult(ok=False, value=None, attempts=attempts)
         prompt_chars = len(system) + len(user)
-        if error is not None:
-            result.error = error
+        if failure is not None:
+            _fail(result, failure)
             result.tokens_in, result.tokens_estimated = prompt_chars // 4, True
             return result
         result.raw = _raw_text(message)
@@ -213,8 +234,9 @@ def reflect(
         text = _truncate_tokens(" ".join(message_text(message).split()), cap)
         if not text:
             result.error = f"empty reflection (raw: {result.raw[:120]!r})"
+            result.error_class = "empty reflection"
             return result
         result.ok, result.value = True, text
         return result
     except Exception as exc:  # noqa: BLE001 - the contract is: never raise
-        return LLMCallResult(ok=False, value=None, error=f"internal error: {describe_error(exc)}")
+        return _internal_error(exc)

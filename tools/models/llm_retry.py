@@ -6,7 +6,13 @@ for it.  A timed-out call cannot be killed: an HTTP request ends at the client's
 finishes.  The local wrapper therefore caps `max_tokens` and stops generating at its own deadline
 (only the prompt evaluation itself is uninterruptible); the next call waits for the model lock.
 Retries (exponential backoff from `settings.retry_backoff_s`, at most `settings.max_retries`)
-happen only for throttling, HTTP 429/5xx and timeouts.
+happen only for throttling, HTTP 429/5xx and timeouts, except that an in-process model that
+timed out is not asked again: its call still holds the CPU (and the model lock) until its own
+deadline, so a retry would only wait behind it, and a machine too busy for one call is too busy
+for the next (a remote provider's timeout may be a passing network hiccup, so it is retried).
+
+Every failure is a `CallFailure`: the text recorded with the call and the class it is counted
+under in the end-of-run summary (the exception's class name, or `timeout`).
 """
 
 from __future__ import annotations
@@ -17,11 +23,42 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from fakegang.tools.models.model_settings import ModelSettings
 
-__all__ = ["THROTTLE_CODES", "describe_error", "retry_label", "with_retries"]
+__all__ = ["THROTTLE_CODES", "CallFailure", "describe_error", "retry_label", "with_retries"]
+
+#: The class a timed-out call is counted under (ours, the local model's deadline, sockets').
+TIMEOUT_CLASS = "timeout"
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """Why a call gave no answer: `text` as recorded, `error_class` as counted."""
+
+    text: str
+    error_class: str
+    timed_out: bool = False
+
+    @classmethod
+    def of(cls, exc: BaseException, text: str | None = None) -> CallFailure:
+        return cls(text or describe_error(exc), error_class(exc), isinstance(exc, TimeoutError))
+
+
+def error_class(exc: BaseException) -> str:
+    """What a failure is counted under: `timeout`, a provider's error code (botocore's
+    ClientError carries e.g. ThrottlingException), else the exception's class name."""
+    if isinstance(exc, TimeoutError):
+        return TIMEOUT_CLASS
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+        if code:
+            return str(code)
+    return type(exc).__name__
+
 
 THROTTLE_CODES = frozenset(
     {
@@ -102,10 +139,12 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:240]}" if text else type(exc).__name__
 
 
-def with_retries(fn: Callable[[], Any], settings: ModelSettings) -> tuple[Any, int, str | None]:
-    """(result, attempts, error); `error` is None on success.  Never raises."""
+def with_retries(
+    fn: Callable[[], Any], settings: ModelSettings
+) -> tuple[Any, int, CallFailure | None]:
+    """(result, attempts, failure); `failure` is None on success.  Never raises."""
     attempts = 0
-    last_label = ""
+    last: CallFailure | None = None
     while True:
         attempts += 1
         try:
@@ -113,10 +152,13 @@ def with_retries(fn: Callable[[], Any], settings: ModelSettings) -> tuple[Any, i
         except Exception as exc:  # noqa: BLE001 - every failure becomes a result
             label = retry_label(exc)
             if label is None:
-                return None, attempts, describe_error(exc)
-            last_label = label
+                return None, attempts, CallFailure.of(exc)
+            last = CallFailure.of(exc, label)
+            if last.timed_out and settings.in_process:
+                return None, attempts, last  # not retried (see the module docstring)
         if attempts > settings.max_retries:
             suffix = f" x{attempts}" if attempts > 1 else ""
-            return None, attempts, f"{last_label}{suffix}"
+            failure = CallFailure(f"{last.text}{suffix}", last.error_class, last.timed_out)
+            return None, attempts, failure
         delay = settings.retry_backoff_s * (2 ** (attempts - 1))
         time.sleep(delay * (1.0 + 0.25 * random.random()))

@@ -32,6 +32,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from fakegang.tools.models.cpu_share import CpuShare, available_cores, threads_for
 from fakegang.tools.models.json_structured import JsonSchemaChatModel
 from fakegang.tools.models.model_settings import DEFAULT_TEMPERATURE
 
@@ -42,6 +43,7 @@ DEFAULT_MAX_TOKENS = 128  # a decision JSON is ~20-70 tokens; this also bounds a
 _LLAMAS: dict[tuple[str, int, int], Any] = {}
 _LLAMAS_LOCK = threading.Lock()
 _CALL_LOCK = threading.Lock()  # one generation at a time per process
+_CPU_SHARE: CpuShare | None = None  # created at the first call (under _CALL_LOCK)
 
 
 class LocalModelError(RuntimeError):
@@ -169,7 +171,15 @@ def get_llama(model_path: str, n_ctx: int = DEFAULT_N_CTX, n_threads: int = 2) -
                 verbose=False,
             )
             _LLAMAS[key] = llama
+            _cpu_share()  # start measuring now, so the first call already has a window
         return llama
+
+
+def _cpu_share() -> CpuShare:
+    global _CPU_SHARE
+    if _CPU_SHARE is None:
+        _CPU_SHARE = CpuShare()
+    return _CPU_SHARE
 
 
 def _role(message: BaseMessage) -> str:
@@ -194,7 +204,9 @@ class LocalLlamaChatModel(JsonSchemaChatModel):
     seed: int = 0
     max_tokens: int = DEFAULT_MAX_TOKENS
     n_ctx: int = DEFAULT_N_CTX
-    n_threads: int = 2
+    n_threads: int = 2  # the most threads a call uses
+    # use fewer threads while other processes keep cores busy (tools/models/cpu_share.py)
+    adapt_threads: bool = True
     max_call_s: float | None = None  # per-call deadline (lock wait + generation)
 
     @property
@@ -204,6 +216,22 @@ class LocalLlamaChatModel(JsonSchemaChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_path": self.model_path, "n_ctx": self.n_ctx, "seed": self.seed}
+
+    def _threads_now(self, llama: Any) -> int:
+        """Set and return the threads of this call (caller holds the call lock)."""
+        threads = self.n_threads
+        if self.adapt_threads:
+            others = _cpu_share().other_cores()
+            current = getattr(llama, "adapted_threads", self.n_threads)
+            threads = (
+                current
+                if others is None
+                else threads_for(self.n_threads, others, available_cores())
+            )
+        if threads != getattr(llama, "adapted_threads", self.n_threads):
+            llama._ctx.set_n_threads(threads, threads)
+        llama.adapted_threads = threads
+        return threads
 
     def _generate(
         self,
@@ -220,6 +248,7 @@ class LocalLlamaChatModel(JsonSchemaChatModel):
                 f"local model busy with an earlier call for {self.max_call_s:.1f}s"
             )
         try:
+            threads = self._threads_now(llama)
             llama.deadline = start + self.max_call_s if self.max_call_s else None
             llama.deadline_hit = False
             before = list(llama._input_ids)  # to report how much of the prompt was reused
@@ -254,6 +283,7 @@ class LocalLlamaChatModel(JsonSchemaChatModel):
                 "model_name": Path(self.model_path).name,
                 "finish_reason": choice.get("finish_reason"),
                 "prompt_tokens_reused": min(reused, prompt_tokens),
+                "n_threads": threads,
                 "elapsed_s": round(time.monotonic() - start, 4),
             },
         )

@@ -36,6 +36,12 @@ class ModelSettings:
     bedrock_endpoint_url: str | None = None  # tests point this at the stub
     retry_backoff_s: float = 0.5  # first backoff; doubles per retry (tests shrink it)
 
+    @property
+    def in_process(self) -> bool:
+        """The model runs in this process (its timed-out call keeps the CPU until its deadline)."""
+        spec = self.spec.strip()
+        return spec in ("local", "fake") or spec.startswith("expert:")
+
 
 def resolve_bedrock_model_id(settings: ModelSettings) -> str:
     """An explicit non-default id wins, then $FAKEGANG_BEDROCK_MODEL, then the default."""
