@@ -29,7 +29,7 @@ Sections (each fails on its own: an error is shown in its row, the others still 
   `--concurrency 2` (worker processes) / `--backend ray --concurrency 2` (a local Ray instance,
   start-up included), three interleaved rounds (one with --quick): median wall times, speed-ups
   against the 1.7x / 1.5x targets, identical results (bench/scale_out.py);
-* tactics (issue 12): bench/tactics_calibration.py, per task (hard, medium) and generation on
+* tactics: bench/tactics_calibration.py, per task (hard, medium) and generation on
   seeds 0-49: the shipped-weights agent, naive and oracle, classic-fitted vs refit classifier F1
   (refit on seeds 1000-1019); and bench/tactics_speed.py, hard generation time per playbook;
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning

@@ -1,4 +1,4 @@
-"""Calibration of the generations (issue 12): does a shift hurt, and is the evidence still there?
+"""Calibration of the generations: does a shift hurt, and is the evidence still there?
 
 Per task (hard, medium) and per tactics (classic, each named generation, mixed), on test seeds
 0-49:
@@ -18,7 +18,7 @@ Per task (hard, medium) and per tactics (classic, each named generation, mixed),
     averaged over every member of every test seed's fresh network, and how often it is empty.
     `--yields-only` prints just this table (seconds, no play).
 
-Targets (CAMPAIGNS.md / issue 12): agent win rate loses >= 25 points against classic on hard
+Targets (the campaigns design): agent win rate loses >= 25 points against classic on hard
 (>= 20 on medium), averaged over the named generations, and on mixed; refit F1 >= 0.9; oracle
 wins 100 % with mean grader >= 0.95.
 
