@@ -16,7 +16,7 @@ def _pinned_after(tmp_path, records: list[credit.Credit], alpha_rule: str = "cre
     memory = Memory(db)
     for i, c in enumerate(records):
         credit_store.record(memory, "hard", f"t{i}", c, llm_calls=10, actions=80, alpha=0.2)
-    ctx = Context(env_url="http://127.0.0.1:1", db_path=str(db), alpha_rule=alpha_rule)
+    ctx = Context(env_url="http://127.0.0.1:1", db_path=str(db), alpha_rule=alpha_rule, learn=True)
     pinned = pinned_at_start(ctx, memory, "hard")
     memory.close()
     return pinned
