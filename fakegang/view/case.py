@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.actions import parse_step
 from fakegang.view.layout import radial_positions
 from fakegang_env.engine import Episode
 
@@ -41,9 +41,9 @@ def replay_case(episode: Episode, actions: list[str], messages: list[str | None]
     revealer: dict[str, str] = {}
     diverged_at = None
     for n, action in enumerate(actions):
-        kind, target = parse_action(action)
+        kind, target, trace = parse_step(action)
         n_visible = len(accounts)
-        obs = episode.step(kind, target)
+        obs = episode.step(kind, target, trace)
         recorded = messages[n] if n < len(messages) else None
         if diverged_at is None and recorded is not None and recorded != obs["message"]:
             diverged_at = n

@@ -223,11 +223,16 @@ def _steps(db: Path, thread_id: str) -> list:
 
 
 def test_a_trace_yields_table_is_shown_as_it_is_when_present(view_db, tmp_path):
-    """The yields table's schema is not fixed yet: any `*yield*` table is listed raw."""
-    client = TestClient(create_app(view_db.path))
-    assert "Trace yields" not in client.get("/learning").text
+    """Any `*yield*` table is listed raw, whatever its columns; without one, no section."""
+    bare = tmp_path / "bare.sqlite"
+    shutil.copyfile(view_db.path, bare)
+    conn = sqlite3.connect(str(bare))
+    conn.execute("drop table if exists trace_yields")
+    conn.commit()
+    conn.close()
+    assert "Trace yields" not in TestClient(create_app(bare)).get("/learning").text
     db = tmp_path / "copy.sqlite"
-    shutil.copyfile(view_db.path, db)
+    shutil.copyfile(bare, db)
     conn = sqlite3.connect(str(db))
     conn.execute("create table trace_yields (trace text, members int, innocents int)")
     conn.execute("insert into trace_yields values ('shared_ip', 4, 1), ('cofollow', 2, 3)")
