@@ -180,7 +180,7 @@ def table(r: dict) -> str:
     )
     lines = [head, "-" * min(120, len(head))]
     lines += [f"{k:<{width}}  {v}".rstrip() for k, v in rows]
-    if r.get("busy_cpu"):  # its own table (bench/busy_cpu.py)
+    if r.get("busy_cpu") and "skipped" not in r["busy_cpu"]:  # its own table (bench/busy_cpu.py)
         lines.append(busy_cpu.table(r["busy_cpu"]))
     lines.append(f"total {r['total_s']:.0f} s; sections: {r.get('section_s')}")
     return "\n".join(lines)

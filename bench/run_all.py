@@ -217,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             r["training"] = {"skipped": why}
         else:  # after the timed sections: the run must have the 2 cores to itself
             section("training", r, lambda: bench_training(args, work))
+        if args.quick or args.skip_training or args.training_db:
+            # two more trainings with the local model: only in a full run that trains itself
+            r["busy_cpu"] = {"skipped": "only when make bench trains (no --quick/--training-db)"}
+        else:
             import busy_cpu  # bench/busy_cpu.py: quiet, then one core kept busy
 
             n = args.training_episodes
