@@ -152,14 +152,7 @@ def store_experience(memory: Memory, task: str, thread_id: str, rows: list[dict]
 
 def experience_threads(memory: Memory, task: str) -> list[str]:
     """Thread ids of a task's stored experience, oldest first (by first insertion)."""
-    return [
-        r["thread_id"]
-        for r in memory.db.query(
-            "select thread_id, min(rowid) first from experience where task = ? "
-            "group by thread_id order by first",
-            [task],
-        )
-    ]
+    return memory.task_threads("experience", task)
 
 
 def experience_rows(

@@ -77,14 +77,7 @@ def prior(task: str, tactics: Mapping[str, Mapping[str, float]] | None) -> dict[
 
 def _threads(memory: Memory, task: str) -> list[str]:
     """The task's episodes with yield rows, oldest first."""
-    return [
-        r["thread_id"]
-        for r in memory.db.query(
-            "select thread_id, min(rowid) first from trace_yields where task = ? "
-            "group by thread_id order by first",
-            [task],
-        )
-    ]
+    return memory.task_threads("trace_yields", task)
 
 
 def estimate(

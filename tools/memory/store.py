@@ -166,6 +166,16 @@ class Memory:
         sql = f"select {key} from {table} where {where} order by {order} limit -1 offset ?"
         return [r[key] for r in self.db.query(sql, [*args, keep])]
 
+    def task_threads(self, table: str, task: str) -> list[str]:
+        """Thread ids of `table`'s rows for `task`, oldest first (by first insertion): the episodes
+        a per-episode learning table (experience, trace yields) holds. `table` is SQL from the
+        calling module, never from input."""
+        sql = (
+            f"select thread_id, min(rowid) first from {table} where task = ? "
+            "group by thread_id order by first"
+        )
+        return [r["thread_id"] for r in self.db.query(sql, [task])]
+
     def trim(
         self,
         table: str,
