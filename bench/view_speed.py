@@ -71,13 +71,17 @@ def _scripted_propose(actions_per_step: int):
 def long_episode_db(path: Path, actions: int) -> str:
     """Play the long hard episode into `path`; its thread id."""
     from fakegang.graph import nodes
+    from fakegang.graph.context import Context
     from fakegang.runs.runner import TrainOptions, train
 
     real = nodes.propose
     nodes.propose = _scripted_propose(3)
     try:
         opts = TrainOptions(
-            task="hard", episodes=1, model="fake", db=str(path), log_dir=str(path.parent)
+            context=Context(model="fake", db_path=str(path)),
+            task="hard",
+            episodes=1,
+            log_dir=str(path.parent),
         )
         train(opts, out=io.StringIO())
     finally:
