@@ -1,12 +1,13 @@
-"""Learning curves of the rule engine with and without refit, in-process (no server, no graph).
+"""Learning curves of the rule engine with and without learning, in-process (no server, no graph).
 
 Why in-process: `fakegang campaign --compare` plays every round through the graph and the HTTP
-server (about 5-7 s per hard episode here), so 20 campaigns x 10 rounds x 2 modes x 2 tasks
-would take hours on this 2-core machine. With `--model fake` the credit rule keeps α at its floor
-(0.20) and the rule's confidence never drops below 0.30, so the agent's actions are exactly the
-rule engine's: this script plays that same policy (`propose` with the pinned weights) and learns
-with the same code (`tools/learning/experience.py`: labelled rows, MAP refit, versions) after each
-round. LLM call shares are not measured here (use `fakegang campaign`).
+server, so sweeping campaigns x tasks x settings there takes hours on this 2-core machine. With
+`--model fake` the credit rule keeps α at its floor (0.20), so the agent's actions are the rule
+engine's: this script plays that same policy (`propose` with the pinned weights and trace
+yields, pivots included) and learns with the same code after each round as the graph's `reflect`
+(`tools/learning/experience.py`: labelled rows, MAP refit, versions; `trace_yields.py`: pivots
+judged by the debrief). Static rounds use the shipped weights and the shipped yields. LLM call
+shares are not measured here (use `fakegang campaign`).
 
     python bench/campaign_curves.py --task hard --tactics mixed --campaigns 0-19 --rounds 10
 """
@@ -17,11 +18,12 @@ import argparse
 import json
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from fakegang.cli.train import parse_seed_range
 from fakegang.runs.campaign import summarise
-from fakegang.tools.learning import experience
+from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules.engine import score_observation
 from fakegang.tools.rules.player import play_episode
@@ -30,20 +32,30 @@ from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import campaign_schedule
 
 
-def play(ep: Episode, weights: dict | None) -> tuple[PlainObservation, list[str]]:
+def play(
+    ep: Episode, weights: dict | None, yields: Mapping[str, float] | None = None
+) -> tuple[PlainObservation, list[str]]:
     """One episode scored with `weights`, played by the in-process rule player (the graph's
-    action cap, 3 actions per budget step)."""
-    played = play_episode(ep, scorer=lambda _ep, obs, start: score_observation(obs, start, weights))
+    action cap, 3 actions per budget step); `yields` (the pinned trace yields) turn pivots on."""
+    played = play_episode(
+        ep,
+        scorer=lambda _ep, obs, start: score_observation(obs, start, weights, yields),
+        pivot_yields=yields,
+    )
     return played["observation"], played["starting_ids"]
 
 
 def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: str) -> dict:
     memory = Memory(Path(db_dir) / f"{mode}-{c}.sqlite")
     weights = None
+    yields = trace_yields.prior(task, None)
     out = {"task": task, "tactics": tactics, "campaign": c, "mode": mode, "rounds": []}
     for spec in campaign_schedule(task, c, rounds, tactics):
         ep = Episode.for_round(task, c, spec.round, tactics)
-        obs, starting = play(ep, weights)
+        obs, starting = play(ep, weights, yields)
+        pivots: dict[str, int] = {}
+        for p in obs.pivots:
+            pivots[p.trace] = pivots.get(p.trace, 0) + 1
         out["rounds"].append(
             {
                 "round": spec.round,
@@ -52,6 +64,7 @@ def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: st
                 "grader_score": obs.grader_score or 0.0,
                 "actions": obs.action_count,
                 "llm_calls": 0,
+                "pivots": pivots,
             }
         )
         if mode == "learning":
@@ -61,7 +74,10 @@ def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: st
             )
             thread = f"c{c}-r{spec.round}"
             experience.store_experience(memory, task, thread, rows)
-            weights = experience.refit_task(memory, task, thread).as_rule_weights()
+            version = experience.refit_task(memory, task, thread)
+            weights = version.as_rule_weights()
+            judged = trace_yields.judge_pivots(obs.pivots, ring)
+            yields = trace_yields.record(memory, task, thread, judged, version.tactics)
     memory.close()
     return out
 

@@ -100,6 +100,80 @@ def test_pivot_pages_lift_revealed_accounts_by_their_trace_yield():
     assert any(a in ring for a in revealed)
 
 
+def test_a_pivot_page_judges_its_source():
+    ring, n = pivots.ring_guess("hard"), 1000
+    # an empty page on a trace the ring shares: a member is almost never alone on it
+    assert pivots.source_ratio(10.0, ring, n, 0, []) == pivots.MIN_SOURCE_RATIO
+    # ... on a trace the operator killed, an empty page says little
+    assert pivots.source_ratio(0.5, ring, n, 0, []) > 0.9
+    # a page of inspected members lifts the source, a page of inspected innocents lowers it
+    assert pivots.source_ratio(10.0, ring, n, 12, [0.95, 0.9, 0.97]) > 10
+    assert pivots.source_ratio(10.0, ring, n, 12, [0.02, 0.05, 0.01]) < 0.5
+    # uninspected pages: only the count speaks (not an empty page: no change)
+    assert pivots.source_ratio(10.0, ring, n, 12, []) == pytest.approx(1.0)
+
+
+def test_an_innocent_flagged_then_pivoted_on_to_empty_pages_is_cleared():
+    ep = Episode("hard", 3)
+    obs = PlainObservation(**ep.observation())
+    starting = list(obs.visible_account_ids)
+    members = set(ep.network.gang_ids)
+    net = ep.network
+    empty = ["schedule", "bio", "photo"]
+    innocent = next(
+        a
+        for a in starting
+        if a not in members and all(not net.traces.matches(net, t, a) for t in empty)
+    )
+    obs = PlainObservation(**ep.step("inspect", innocent))
+    yields = pivots.shipped_yields("hard")
+    before, _ = score_observation(obs, starting, None, yields)
+    for t in empty:
+        obs = PlainObservation(**ep.step("pivot", innocent, t))
+    assert all(p.total == 0 for p in obs.pivots)
+    after, _ = score_observation(obs, starting, None, yields)
+    odds = lambda p: p / (1 - p)  # noqa: E731
+    # three empty pages on traces a classic ring shares, each by its own yield
+    ring = pivots.ring_guess("hard")
+    ratio = 1.0
+    for t in empty:
+        ratio *= pivots.source_ratio(yields[t], ring, 1000, 0, []) ** pivots.SHARED_DISCOUNT
+    assert ratio < 0.2
+    assert odds(after[innocent]) == pytest.approx(odds(before[innocent]) * ratio, rel=1e-3)
+    # the accounts of a page are not lifted by its source any more
+    obs = PlainObservation(**ep.step("pivot", innocent, "ip"))
+    page = [a for a in obs.pivots[-1].account_ids if a in starting]
+    for a in page:
+        obs = PlainObservation(**ep.step("inspect", a))
+    plain = obs.model_copy(update={"pivots": []})
+    raw, _ = score_observation(plain, starting, None, None)
+    judged, _ = score_observation(obs, starting, None, yields)
+    assert all(judged[a] == raw[a] for a in page if a != innocent)
+
+
+def test_the_rule_never_flags_more_than_the_largest_ring():
+    """With as many flags as the task's largest ring, a likelier account takes the weakest
+    flag's place (unflag first) instead of adding a flag."""
+    ep = Episode("easy", 0)
+    obs = PlainObservation(**ep.observation())
+    starting = list(obs.visible_account_ids)
+    cap = ep.task_spec.gang_max
+    while len(obs.inspected_ids) < cap + 2:
+        nxt = next(a for a in obs.visible_account_ids if a not in obs.inspected_ids)
+        obs = PlainObservation(**ep.step("inspect", nxt))
+    likelihood = {a: 0.6 + 0.01 * i for i, a in enumerate(obs.inspected_ids)}
+    for a in list(likelihood)[:cap]:
+        obs = PlainObservation(**ep.step("flag", a))
+    assert len(obs.flagged_ids) == cap
+    weakest = min(obs.flagged_ids, key=likelihood.get)
+    proposal = propose(obs, starting, (likelihood, {}))
+    assert proposal.action == f"unflag {weakest}"
+    assert f"at most {cap}" in proposal.reason
+    # a candidate barely above the weakest flag does not displace it
+    close = {a: (0.605 if a not in obs.flagged_ids else 0.6) for a in likelihood}
+    assert not propose(obs, starting, (close, {})).action.startswith(("flag", "unflag"))
+
+
 # ------------------------------------------------------------------------------ learned yields
 def _pivot(src, trace, page, total):
     return {"account_id": src, "trace": trace, "account_ids": page, "total": total, "at_step": 0}

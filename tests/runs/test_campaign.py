@@ -78,7 +78,9 @@ def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
     assert set(summary["pivot_trace_since_switch"]["oracle"]["ip"]) == {None}
     assert summary["curves"]["oracle"] == [1.0, 1.0, 1.0]
     assert summary["auc"]["learning"] > summary["auc"]["static"]
-    assert summary["curves"]["learning"] == [1.0, 1.0, 1.0]
+    # round 0 has nothing to learn from (both modes play it alike); afterwards learning wins
+    assert summary["curves"]["learning"][0] == summary["curves"]["static"][0]
+    assert summary["curves"]["learning"][1:] == [1.0, 1.0]
     assert (out / "campaign.png").stat().st_size > 5000
     assert json.loads((out / "campaign.json").read_text()) == summary
 

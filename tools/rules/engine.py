@@ -26,9 +26,12 @@ from fakegang.tools.rules import pivots as pivoting
 from fakegang.tools.rules.actions import format_action
 from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
 from fakegang_env.schema import PlainObservation
+from fakegang_env.tasks import get_task
 
 FLAG_AT = 0.5
 UNFLAG_BELOW = 0.3
+#: With as many flags as the task's largest ring, a flag must beat the weakest one by this much.
+SWAP_MARGIN = 0.1
 #: Stop exploring when the likeliest frontier account is below this and the expected number of
 #: ring members left on the frontier is below STOP_EXPECTED.
 #: Per task, because hard's win rule (recall ≥ 0.9) makes a missed member costlier than steps.
@@ -118,8 +121,8 @@ def score_case(
     if view.obs.pivots:
         pinned = pivoting.shipped_yields(view.obs.task) if yields is None else yields
         found = pivoting.episode_yields(view.obs, likelihood, pinned)
-        shared = pivoting.shared_evidence(view.obs, likelihood, found)
-        likelihood = {**likelihood, **shared}
+        judged = pivoting.source_evidence(view.obs, likelihood, found)
+        likelihood = {**likelihood, **judged}
         evidence = pivoting.pivot_evidence(view.obs, likelihood, found)
         frontier = pivoting.combine(frontier, evidence)
     return likelihood, frontier
@@ -198,13 +201,22 @@ def propose(
             action, round(confidence, 4), reason, choices, likelihood, dict(top_frontier)
         )
 
+    ring_max = get_task(obs.task).gang_max
     if rule_flag_candidates and rule_flag_candidates[0][0] >= FLAG_AT:
         p, a = rule_flag_candidates[0]
-        return done(
-            format_action("flag", a),
-            flag_confidence(p),
-            f"evidence score {p:.2f} from combined signals",
-        )
+        if len(flagged) < ring_max:
+            return done(
+                format_action("flag", a),
+                flag_confidence(p),
+                f"evidence score {p:.2f} from combined signals",
+            )
+        if unflag_candidates and unflag_candidates[0][0] < p - SWAP_MARGIN:
+            q, b = unflag_candidates[0]
+            return done(
+                format_action("unflag", b),
+                1 - q,
+                f"the ring has at most {ring_max} accounts: P(ring)={q:.2f} makes room for {p:.2f}",
+            )
     if unflag_candidates and unflag_candidates[0][0] < UNFLAG_BELOW:
         p, a = unflag_candidates[0]
         return done(format_action("unflag", a), 1 - p, f"evidence fell to P(ring)={p:.2f}")

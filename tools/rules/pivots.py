@@ -11,8 +11,11 @@ proxies and its members sit in ordinary blocks). The yields are learned from deb
 Evidence of a revealed account `x` (its origin: trace, from whom, how many shared): each page
 holding `x` gives it a chance of being a member, `P(source) · min(0.95, yield / total)`, updated
 by the accounts of that page already inspected (their scores count as members found, prior worth
-two accounts), and the pages combine with the frontier model's probability by noisy-OR. A trace
-whose inspected results score low within the episode loses yield (a crowd: stop pivoting on it).
+two accounts), and the pages combine with the frontier model's probability by noisy-OR: it
+orders the exploration. Once inspected, `x` is judged by its profile; the pivot's *source* is
+judged by its pages (`source_evidence`: an empty page on a trace the ring shares clears it). A
+trace whose inspected results score low within the episode loses yield (a crowd: stop pivoting
+on it).
 
 The choice: from every inspected account likely in the ring (P ≥ PIVOT_FROM) on every trace not
 yet run from it and whose earlier pages do not already hold it (same value, same page), the
@@ -49,8 +52,10 @@ EPISODE_PRIOR = 3.0
 #: A page's own prior precision is worth this many of its inspected accounts.
 PAGE_PRIOR = 2.0
 MAX_PRECISION = 0.95
-#: Share of a shared trace value's log-likelihood ratio added to a profile score.
+#: Share of a pivot page's log-likelihood ratio added to its source's profile score.
 SHARED_DISCOUNT = 0.5
+#: A page never divides a source's odds by more than 1 / MIN_SOURCE_RATIO (the yields are means).
+MIN_SOURCE_RATIO = 0.1
 
 
 def shipped_yields(task: str) -> dict[str, float]:
@@ -126,45 +131,58 @@ def pivot_evidence(
     return {a: 1.0 - m for a, m in miss.items()}
 
 
-def shared_evidence(
+def source_evidence(
     obs: PlainObservation, likelihood: Mapping[str, float], yields: Mapping[str, float]
 ) -> dict[str, float]:
-    """Inspected account -> its P(member) updated by the trace values it shares with other
-    inspected accounts (the two ends of a pivot: the source and each inspected account of its
-    page). An odds update per trace: sharing a value with a member is `P(share | member) /
-    P(share | innocent)` times likelier for a member (from the yield and the page's total),
-    mixed by the partner's own P(member), the strongest partner per trace; discounted by
+    """Inspected source of a pivot -> its P(member) updated by its pages (`source_ratio`): a
+    member's value holds the ring's share of the other members, so an empty page, or a page of
+    inspected innocents, is evidence against the source and a page of members evidence for it.
+    One pass over the profile scores (no account lifts itself through a loop), discounted by
     SHARED_DISCOUNT because the profile model already reads part of each trace (shared IPs,
-    ages, posting hours, content scores). One pass over the profile scores: no account lifts
-    itself through a loop."""
+    ages, posting hours, content scores).
+
+    The page's own accounts are not lifted by the source: sharing a value with a likely member
+    flagged 3-6 innocents per lost episode on classic hard rings (a crowd sharing the ring's
+    proxy block or creation window), so an inspected account is judged by its profile alone."""
     spec = get_task(obs.task)
     ring = ring_guess(obs.task)
-    best: dict[tuple[str, str], tuple[float, float]] = {}  # (account, trace) -> (P(partner), LR)
+    log_odds: dict[str, float] = {}
     for p in obs.pivots:
         src = p.account_id
         if src not in likelihood:
             continue
-        y = min(yields.get(p.trace, 0.0), float(p.total))
-        if_member = min(MAX_PRECISION, y / max(1.0, ring - 1))
-        if_innocent = max(0.5, p.total - y) / max(1.0, spec.n_accounts - ring)
-        ratio = max(1e-3, if_member) / if_innocent
-        for a in p.account_ids:
-            if a not in likelihood or a == src:
-                continue
-            for x, partner in ((a, src), (src, a)):
-                key = (x, p.trace)
-                if likelihood[partner] > best.get(key, (-1.0, 1.0))[0]:
-                    best[key] = (likelihood[partner], ratio)
-    log_odds: dict[str, float] = {}
-    for (x, _), (pp, ratio) in best.items():
-        lr = pp * ratio + (1.0 - pp)
-        log_odds[x] = log_odds.get(x, 0.0) + SHARED_DISCOUNT * math.log(lr)
-    out = {}
-    for x, d in log_odds.items():
-        p0 = min(1 - 1e-6, max(1e-6, likelihood[x]))
-        z = math.log(p0 / (1 - p0)) + d
-        out[x] = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-    return out
+        partners = [likelihood[a] for a in p.account_ids if a in likelihood and a != src]
+        lr = source_ratio(yields.get(p.trace, 0.0), ring, spec.n_accounts, p.total, partners)
+        log_odds[src] = log_odds.get(src, 0.0) + SHARED_DISCOUNT * math.log(lr)
+    return {x: _update(likelihood[x], d) for x, d in log_odds.items()}
+
+
+def source_ratio(
+    trace_yield: float, ring: float, n_accounts: int, total: int, partners: list[float]
+) -> float:
+    """`P(page | source is a member) / P(page | innocent)` for one pivot page of `total`
+    accounts whose inspected accounts (the source aside) have P(member) `partners`.
+
+    A member sits on the ring's value with chance `s = yield / (ring - 1)` (its page then holds
+    members at rate `f = yield / total`), otherwise on an ordinary value like an innocent's
+    (members at the base rate `ring / n_accounts`). An empty page cannot be the ring's value;
+    each inspected account of the page is a member at rate `f` or at the base rate."""
+    s = min(1.0, max(0.0, trace_yield / max(1.0, ring - 1)))
+    if total == 0:
+        return max(MIN_SOURCE_RATIO, 1.0 - s)
+    f = min(MAX_PRECISION, trace_yield / total)
+    base = ring / max(1.0, n_accounts)
+    ratio = 1.0
+    for q in partners:
+        ratio *= (f * q + (1.0 - f) * (1.0 - q)) / (base * q + (1.0 - base) * (1.0 - q))
+    return max(MIN_SOURCE_RATIO, s * ratio + (1.0 - s))
+
+
+def _update(p: float, log_ratio: float) -> float:
+    """`p` after multiplying its odds by `exp(log_ratio)`."""
+    p0 = min(1 - 1e-6, max(1e-6, p))
+    z = math.log(p0 / (1 - p0)) + log_ratio
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 def combine(frontier: dict[str, float], evidence: Mapping[str, float]) -> dict[str, float]:
