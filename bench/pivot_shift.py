@@ -26,6 +26,7 @@ from fakegang_env.traces import TRACES
 def shift_table(task: str, tactics: str, trace: str, campaigns: list[int], rounds: int, model: str):
     out: dict = {"task": task, "tactics": tactics, "trace": trace}
     out["campaigns"] = [campaigns[0], campaigns[-1]]
+    out["rounds"] = rounds
     for mode in ("static", "learning"):
         share: dict[int, list[int]] = {}  # rounds since the G regime began -> [on trace, all]
         wins: dict[int, list[int]] = {}

@@ -274,6 +274,89 @@ def render_campaigns(r: Results) -> str:
     )
 
 
+KEPT = BENCH / "results" / "campaigns"
+#: The kept campaigns in the order the docs show them (bench/keep_campaign.py names).
+AGENT_CAMPAIGNS = (
+    "hard-mixed-fake",
+    "medium-mixed-fake",
+    "hard-classic-fake",
+    "medium-classic-fake",
+    "hard-mixed-expert09",
+    "hard-mixed-expert03",
+)
+
+
+def _kept(name: str) -> Results:
+    path = KEPT / f"{name}.json"
+    if not path.exists():
+        raise RenderError(f"{path.relative_to(ROOT)} is missing (bench/keep_campaign.py keeps it)")
+    return json.loads(path.read_text())
+
+
+def _measured(kept: list[Results]) -> str:
+    days = sorted({k["measured_at"][:16].replace("T", " ") for k in kept})
+    when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1][11:]}"
+    return f"*Measured on {when} UTC ({kept[0]['machine']} when kept).*"
+
+
+def render_agent_campaigns(_: Results) -> str:
+    """The agent's campaigns through the graph (`fakegang campaign`), kept under
+    bench/results/campaigns/."""
+    kept = [_kept(n) for n in AGENT_CAMPAIGNS]
+    rows = []
+    for k in kept:
+        auc = k["auc"]
+        opt = lambda m: f"{auc[m]:.2f}" if m in auc else "—"  # noqa: E731
+        rows.append(
+            [
+                k["task"],
+                f"`{k['tactics']}`",
+                f"`{k['model']}`",
+                f"**{auc['learning']:.3f}**",
+                opt("static"),
+                opt("oracle"),
+                ", ".join(f"{x:.2f}" for x in k["since_switch"]["learning"]),
+                f"{k['pivot_share']['learning']:.3f}",
+                f"{k['llm_call_share']['learning']:.3f}",
+            ]
+        )
+    head = ["task", "tactics", "model", "`learning` AUC", "`static`", "`oracle`"]
+    head += ["`learning` by rounds since a switch", "pivots / actions", "LLM calls / actions"]
+    first = kept[0]
+    camps = first["campaigns"]
+    command = (
+        f"fakegang campaign --task T --tactics G --campaigns {min(camps)}-{max(camps)} "
+        f"--rounds {first['rounds']} --model M [--compare] --concurrency 2 --json --out DIR"
+    )
+    return (
+        f"    {command}\n\n"
+        "`--compare` plays `static` and `oracle` beside `learning` (the `fake` rows); AUC is the "
+        "mean win rate over every round.\n\n" + _table(head, rows) + "\n\n" + _measured(kept)
+    )
+
+
+def render_pivot_shift(_: Results) -> str:
+    """The share of pivots on a trace the operator killed, by rounds since the regime began."""
+    k = _kept("pivot-shift")
+    a, b = k["campaigns"]
+    command = (
+        f"python bench/pivot_shift.py --task {k['task']} --tactics {k['tactics']} "
+        f"--trace {k['trace']} --campaigns {a}-{b} --rounds {k['rounds']}"
+    )
+    head = ["rounds since", f"`static`: share on {k['trace']} (pivots)", "win rate"]
+    head += [f"`learning`: share on {k['trace']} (pivots)", "win rate"]
+    rows = []
+    s, le = k["static"], k["learning"]
+    for i in range(len(s["rounds"])):
+        cell = lambda m: (  # noqa: E731
+            "—" if m["share_on_trace"][i] is None else f"{m['share_on_trace'][i]:.3f}"
+        ) + f" ({m['pivots'][i]})"
+        rows.append(
+            [str(i), cell(s), f"{s['win_rate'][i]:.2f}", cell(le), f"{le['win_rate'][i]:.2f}"]
+        )
+    return f"    {command}\n\n" + _table(head, rows) + "\n\n" + _measured([k])
+
+
 def render_scale(r: Results) -> str:
     s = r["scale"]
     rows = []
@@ -379,6 +462,8 @@ RENDERERS: dict[str, Callable[[Results], str]] = {
     "resources": render_resources,
     "training": render_training,
     "calibration": render_calibration,
+    "agent-campaigns": render_agent_campaigns,
+    "pivot-shift": render_pivot_shift,
 }
 
 

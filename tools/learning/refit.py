@@ -20,10 +20,13 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 #: Prior precision: how many "rows' worth" of belief the shipped weights carry per feature.
-#: Chosen on training campaigns 100-119 (`mixed`, 10 rounds, learning AUC): profile 0.1 / 0.3 /
-#: 1 / 3 gave 0.31 / 0.30 / 0.275 / 0.19 on hard and (0.3 / 1) 0.26 / 0.205 on medium; frontier
-#: 3 / 10 / 30 gave 0.22 / 0.275 / 0.275 on hard (with profile 1).
-PRIOR_STRENGTH = {"profile": 0.3, "frontier": 10.0}
+#: Chosen on training campaigns 100-119 (10 rounds, learning win rate, the pivoting policy of
+#: bench/campaign_curves.py): profile 0.3 / 1 / 3 / 10 gave 0.63 / 0.65 / 0.66 / 0.68 on hard
+#: `mixed`, 0.635 / 0.655 / 0.685 / 0.665 on medium `mixed`, 0.845 / - / 0.83 / 0.825 on medium
+#: `aged_accounts`, 0.975 at 0.3, 3 and 10 on classic hard. Before pivots 0.3 was best (a
+#: weaker prior let the weights follow a regime faster than the rule could otherwise see it).
+#: Frontier 3 / 10 / 30 gave 0.22 / 0.275 / 0.275 on hard `mixed` before pivots.
+PRIOR_STRENGTH = {"profile": 3.0, "frontier": 10.0}
 #: Recency: a row from `h` episodes ago counts HALF_LIFE-halved (h = 0 for the last episode).
 HALF_LIFE_EPISODES = 1.5
 NEWTON_STEPS = 50
