@@ -20,9 +20,9 @@ from pathlib import Path
 KEEP = Path(__file__).resolve().parent / "results" / "campaigns"
 
 
-def stamp(summary: dict, measured_at: datetime, load: float) -> dict:
-    """The summary with `measured_at` and `machine` (cores, Python, load at keep time)."""
-    machine = f"{os.cpu_count()} cores, CPython {platform.python_version()}, load {load:.1f}"
+def stamp(summary: dict, measured_at: datetime) -> dict:
+    """The summary with `measured_at` (the file's time) and `machine` (cores, Python)."""
+    machine = f"{os.cpu_count()} cores, CPython {platform.python_version()}"
     return {**summary, "measured_at": measured_at.isoformat(timespec="seconds"), "machine": machine}
 
 
@@ -30,13 +30,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("source", type=Path, help="a campaign.json (or pivot_shift --json output)")
     ap.add_argument("name", help="file name under bench/results/campaigns/, without .json")
+    ap.add_argument("--into", type=Path, default=KEEP, help="keep it here instead")
     a = ap.parse_args(argv)
     summary = json.loads(a.source.read_text())
     when = datetime.fromtimestamp(a.source.stat().st_mtime, UTC)
-    KEEP.mkdir(parents=True, exist_ok=True)
-    out = KEEP / f"{a.name}.json"
-    out.write_text(json.dumps(stamp(summary, when, os.getloadavg()[0]), indent=1) + "\n")
-    print(f"kept {out.relative_to(KEEP.parent.parent.parent)}")
+    a.into.mkdir(parents=True, exist_ok=True)
+    out = a.into / f"{a.name}.json"
+    out.write_text(json.dumps(stamp(summary, when), indent=1) + "\n")
+    print(f"kept {out}")
     return 0
 
 

@@ -151,7 +151,8 @@ def render_headline(r: Results) -> str:
         ],
         *[
             [
-                f"campaigns, {key.replace('/', ' `')}` ({n_camp} × {camp['rounds']} rounds)",
+                f"campaigns in-process, {key.replace('/', ' `')}` "
+                f"({n_camp} × {camp['rounds']} rounds)",
                 f"win-rate AUC {v['auc']['static']:.2f} static → {v['auc']['learning']:.2f} "
                 "learning from debriefs",
             ]
@@ -173,7 +174,25 @@ def render_headline(r: Results) -> str:
             f"{runs['ray']['speedup']:.2f}x with local Ray",
         ],
     ]
-    return _table(["what", "figure"], rows) + "\n\n" + _source(r)
+    kept = [_kept(r, n) for n in ("hard-mixed-fake", "hard-mixed-expert09")]
+    fake, expert = kept
+    rows.insert(
+        1 + len(rules),
+        [
+            f"campaigns through the graph, hard `mixed` ({len(fake['campaigns'])} × "
+            f"{fake['rounds']} rounds)",
+            f"win-rate AUC {fake['auc']['static']:.3f} static → {fake['auc']['learning']:.3f} "
+            f"learning (`fake` model), {expert['auc']['learning']:.3f} with `expert:0.9`; "
+            f"oracle {fake['auc']['oracle']:.2f}",
+        ],
+    )
+    return (
+        _table(["what", "figure"], rows)
+        + "\n\n"
+        + _source(r)
+        + "\n"
+        + _measured(kept).replace("*Measured on", "*The graph campaigns: measured on")
+    )
 
 
 def render_bench_table(r: Results) -> str:
@@ -274,7 +293,8 @@ def render_campaigns(r: Results) -> str:
     )
 
 
-KEPT = BENCH / "results" / "campaigns"
+#: Where bench/keep_campaign.py keeps campaigns, under the rendered checkout's root.
+KEPT = Path("bench") / "results" / "campaigns"
 #: The kept campaigns in the order the docs show them (bench/keep_campaign.py names).
 AGENT_CAMPAIGNS = (
     "hard-mixed-fake",
@@ -286,35 +306,44 @@ AGENT_CAMPAIGNS = (
 )
 
 
-def _kept(name: str) -> Results:
-    path = KEPT / f"{name}.json"
+def _kept(r: Results, name: str) -> Results:
+    """A kept campaign of the checkout being rendered (`run` puts its root in `r`)."""
+    path = Path(r["_root"]) / KEPT / f"{name}.json"
     if not path.exists():
-        raise RenderError(f"{path.relative_to(ROOT)} is missing (bench/keep_campaign.py keeps it)")
+        raise RenderError(f"{KEPT / path.name} is missing (bench/keep_campaign.py keeps it)")
     return json.loads(path.read_text())
 
 
 def _measured(kept: list[Results]) -> str:
     days = sorted({k["measured_at"][:16].replace("T", " ") for k in kept})
     when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1][11:]}"
-    return f"*Measured on {when} UTC ({kept[0]['machine']} when kept).*"
+    return f"*Measured on {when} UTC ({kept[0]['machine']}).*"
 
 
-def render_agent_campaigns(_: Results) -> str:
+def _auc(auc: dict[str, float], mode: str) -> str:
+    return f"{auc[mode]:.3f}" if mode in auc else "—"
+
+
+def _share(mode: Results, i: int) -> str:
+    share = mode["share_on_trace"][i]
+    return ("—" if share is None else f"{share:.3f}") + f" ({mode['pivots'][i]})"
+
+
+def render_agent_campaigns(r: Results) -> str:
     """The agent's campaigns through the graph (`fakegang campaign`), kept under
     bench/results/campaigns/."""
-    kept = [_kept(n) for n in AGENT_CAMPAIGNS]
+    kept = [_kept(r, n) for n in AGENT_CAMPAIGNS]
     rows = []
     for k in kept:
         auc = k["auc"]
-        opt = lambda m: f"{auc[m]:.2f}" if m in auc else "—"  # noqa: E731
         rows.append(
             [
                 k["task"],
                 f"`{k['tactics']}`",
                 f"`{k['model']}`",
                 f"**{auc['learning']:.3f}**",
-                opt("static"),
-                opt("oracle"),
+                _auc(auc, "static"),
+                _auc(auc, "oracle"),
                 ", ".join(f"{x:.2f}" for x in k["since_switch"]["learning"]),
                 f"{k['pivot_share']['learning']:.3f}",
                 f"{k['llm_call_share']['learning']:.3f}",
@@ -335,9 +364,9 @@ def render_agent_campaigns(_: Results) -> str:
     )
 
 
-def render_pivot_shift(_: Results) -> str:
+def render_pivot_shift(r: Results) -> str:
     """The share of pivots on a trace the operator killed, by rounds since the regime began."""
-    k = _kept("pivot-shift")
+    k = _kept(r, "pivot-shift")
     a, b = k["campaigns"]
     command = (
         f"python bench/pivot_shift.py --task {k['task']} --tactics {k['tactics']} "
@@ -348,11 +377,14 @@ def render_pivot_shift(_: Results) -> str:
     rows = []
     s, le = k["static"], k["learning"]
     for i in range(len(s["rounds"])):
-        cell = lambda m: (  # noqa: E731
-            "—" if m["share_on_trace"][i] is None else f"{m['share_on_trace'][i]:.3f}"
-        ) + f" ({m['pivots'][i]})"
         rows.append(
-            [str(i), cell(s), f"{s['win_rate'][i]:.2f}", cell(le), f"{le['win_rate'][i]:.2f}"]
+            [
+                str(i),
+                _share(s, i),
+                f"{s['win_rate'][i]:.2f}",
+                _share(le, i),
+                f"{le['win_rate'][i]:.2f}",
+            ]
         )
     return f"    {command}\n\n" + _table(head, rows) + "\n\n" + _measured([k])
 
@@ -502,7 +534,7 @@ def stale_blocks(old: str, new: str) -> list[str]:
 
 def run(root: Path, results_path: Path, check: bool) -> list[str]:
     """Render (or, with `check`, compare) every page; returns `page: block` for each stale one."""
-    results = json.loads(results_path.read_text())
+    results = {**json.loads(results_path.read_text()), "_root": str(root)}
     cache: dict[str, str] = {}
     stale: list[str] = []
     for page in pages(root):

@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 RENDER = ROOT / "bench" / "render_docs.py"
 LATEST = Path("bench") / "results" / "latest.json"
+KEPT = Path("bench") / "results" / "campaigns"
 
 
 def render(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -35,6 +36,7 @@ def copy_docs(dest: Path) -> Path:
     shutil.copytree(ROOT / "docs", dest / "docs")
     (dest / LATEST).parent.mkdir(parents=True)
     shutil.copy(ROOT / LATEST, dest / LATEST)
+    shutil.copytree(ROOT / KEPT, dest / KEPT)
     return dest
 
 
@@ -156,3 +158,34 @@ def test_results_missing_a_section_are_a_one_line_error(tmp_path):
     assert done.returncode == 2
     assert "lacks the bench section or field 'scale'" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_a_kept_campaign_missing_is_a_one_line_error(tmp_path):
+    copy_docs(tmp_path)
+    (tmp_path / KEPT / "hard-mixed-fake.json").unlink()
+    done = render(tmp_path, "--check")
+    assert done.returncode == 2
+    assert "hard-mixed-fake.json is missing (bench/keep_campaign.py keeps it)" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_kept_campaign_renders_its_figures_and_when(tmp_path):
+    copy_docs(tmp_path)
+    kept = json.loads((tmp_path / KEPT / "hard-mixed-fake.json").read_text())
+    kept["auc"]["learning"] = 0.123
+    source = tmp_path / "campaign.json"
+    source.write_text(json.dumps({k: v for k, v in kept.items() if k != "measured_at"}))
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "keep_campaign.py"), str(source), "hard-mixed-fake"]
+        + ["--into", str(tmp_path / KEPT)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    rekept = json.loads((tmp_path / KEPT / "hard-mixed-fake.json").read_text())
+    assert rekept["measured_at"].startswith("20") and "cores" in rekept["machine"]
+    assert render(tmp_path, "--check").returncode == 1  # the page still shows the old figure
+    assert render(tmp_path).returncode == 0
+    page = (tmp_path / "docs" / "agent-pivots.md").read_text()
+    assert "| hard | `mixed` | `fake` | **0.123** |" in page
