@@ -6,10 +6,11 @@ It scores every inspected account with a logistic model over evidence features
 probability that means something. Visible but uninspected accounts get a second model's probability
 of being in the ring, which orders the exploration and decides when nothing worth a step is left.
 
-Priority each step: flag the likeliest unflagged member (p ≥ FLAG_AT) → unflag a flag the evidence
-no longer supports → submit when the frontier is exhausted → inspect the likeliest frontier
-account → submit. An account unflagged once in an episode is never flagged again by the rule
-(see `propose`).
+Priority each step: flag the likeliest unflagged member (p ≥ FLAG_AT; with as many flags as the
+task's largest ring, unflag the weakest instead when it is SWAP_MARGIN less likely) → unflag a flag
+the evidence no longer supports → pivot when a pivot pays more than an inspection → submit when
+the frontier is exhausted → inspect the likeliest frontier account → submit. An account unflagged
+once in an episode is never flagged again by the rule (see `propose`).
 """
 
 from __future__ import annotations
