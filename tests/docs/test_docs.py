@@ -149,23 +149,29 @@ def test_the_strict_build_fails_on_broken_links_and_pages_missing_from_nav(tmp_p
     assert done.returncode != 0
 
 
-def test_results_missing_a_section_are_a_one_line_error(tmp_path):
-    copy_docs(tmp_path)
-    results = json.loads((tmp_path / LATEST).read_text())
+def _drop_scale(root: Path) -> None:
+    results = json.loads((root / LATEST).read_text())
     del results["scale"]
-    (tmp_path / LATEST).write_text(json.dumps(results))
-    done = render(tmp_path, "--check")
-    assert done.returncode == 2
-    assert "lacks the bench section or field 'scale'" in done.stderr
-    assert done.stderr.count("\n") == 1
+    (root / LATEST).write_text(json.dumps(results))
 
 
-def test_a_kept_campaign_missing_is_a_one_line_error(tmp_path):
+def _drop_kept(root: Path) -> None:
+    (root / KEPT / "hard-mixed-fake.json").unlink()
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (_drop_scale, "lacks the bench section or field 'scale'"),
+        (_drop_kept, "hard-mixed-fake.json is missing (bench/keep_campaign.py keeps it)"),
+    ],
+)
+def test_missing_results_are_a_one_line_error(tmp_path, damage, message):
     copy_docs(tmp_path)
-    (tmp_path / KEPT / "hard-mixed-fake.json").unlink()
+    damage(tmp_path)
     done = render(tmp_path, "--check")
     assert done.returncode == 2
-    assert "hard-mixed-fake.json is missing (bench/keep_campaign.py keeps it)" in done.stderr
+    assert message in done.stderr
     assert done.stderr.count("\n") == 1
 
 
