@@ -358,7 +358,7 @@ def render_agent_campaigns(r: Results) -> str:
         f"--rounds {first['rounds']} --model M [--compare] --concurrency 2 --json --out DIR"
     )
     return (
-        f"    {command}\n\n"
+        f"```\n{command}\n```\n\n"
         "`--compare` plays `static` and `oracle` beside `learning` (the `fake` rows); AUC is the "
         "mean win rate over every round.\n\n" + _table(head, rows) + "\n\n" + _measured(kept)
     )
@@ -386,7 +386,7 @@ def render_pivot_shift(r: Results) -> str:
                 f"{le['win_rate'][i]:.2f}",
             ]
         )
-    return f"    {command}\n\n" + _table(head, rows) + "\n\n" + _measured([k])
+    return f"```\n{command}\n```\n\n" + _table(head, rows) + "\n\n" + _measured([k])
 
 
 def render_scale(r: Results) -> str:
