@@ -20,20 +20,15 @@ def _fail(message: str) -> int:
 def cmd_view(args: argparse.Namespace) -> int:
     from fakegang.view.auth import VIEW_TOKEN_ENV, token_from_env
     from fakegang.view.db import ViewError, check_database
-    from fakegang_env.server.auth import check_token_strength, is_loopback
+    from fakegang_env.server.auth import check_bind, check_token_strength
 
     token = args.token or token_from_env()
-    if token:
-        try:
+    try:
+        if token:
             check_token_strength(token)
-        except ValueError as exc:
-            return _fail(str(exc))
-    if not token and not args.insecure and not is_loopback(args.host):
-        return _fail(
-            f"refusing to bind the viewer to {args.host}: it would be reachable from other "
-            f"machines with no token. Set one with --token or ${VIEW_TOKEN_ENV}, bind "
-            "127.0.0.1, or pass --insecure if the network is trusted"
-        )
+        check_bind(args.host, token, args.insecure, what="viewer", token_env=VIEW_TOKEN_ENV)
+    except ValueError as exc:  # InsecureBindError is one
+        return _fail(str(exc))
     db = Path(args.db_path)
     try:
         check_database(db)

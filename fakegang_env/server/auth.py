@@ -59,14 +59,21 @@ def is_loopback(host: str) -> bool:
     return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
 
 
-def check_bind(host: str, token: str | None, insecure: bool, *, what: str = "server") -> None:
+def check_bind(
+    host: str,
+    token: str | None,
+    insecure: bool,
+    *,
+    what: str = "server",
+    token_env: str = TOKEN_ENV,
+) -> None:
     """Raise `InsecureBindError` when `host` is reachable from other machines and no token
-    guards it, unless the operator said `--insecure`."""
+    guards it, unless the operator said `--insecure`; the message names `token_env`."""
     if token or insecure or is_loopback(host):
         return
     raise InsecureBindError(
         f"refusing to bind the {what} to {host}: it would be reachable from other machines with "
-        f"no token. Set one with --token or ${TOKEN_ENV}, bind 127.0.0.1, or pass --insecure "
+        f"no token. Set one with --token or ${token_env}, bind 127.0.0.1, or pass --insecure "
         "if the network is trusted"
     )
 
