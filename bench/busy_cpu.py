@@ -29,8 +29,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from fakegang.runs.llm_failures import run_llm_failures
-from fakegang.tools.models.model_settings import LLAMA_THREADS_ENV
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from env_speed import stop_process  # noqa: E402  (bench/env_speed.py)
+
+from fakegang.runs.llm_failures import run_llm_failures  # noqa: E402
+from fakegang.tools.models.model_settings import LLAMA_THREADS_ENV  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 2.5
@@ -47,12 +51,7 @@ def burner(core: int = 0) -> Iterator[int]:
             raise RuntimeError(f"the CPU burner exited with code {proc.returncode}")
         yield proc.pid
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=10)
 
 
 def timed_training(

@@ -148,6 +148,16 @@ def start_server(port: int) -> subprocess.Popen:
     raise TimeoutError("server did not become healthy in 180 s")
 
 
+def stop_process(proc: subprocess.Popen, timeout: float) -> None:
+    """Terminate `proc`, and kill it if it has not exited within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def process_cpu_s(pid: int) -> float | None:
     """User+system CPU seconds of another process (Linux /proc), or None elsewhere."""
     try:
@@ -231,11 +241,7 @@ def run(n_seeds: int) -> dict[str, Any]:
         result["http"] = bench_http(base_url, episodes, proc.pid)
         result["ws"] = bench_ws(base_url, episodes)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, timeout=15)
     return result
 
 

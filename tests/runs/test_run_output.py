@@ -10,20 +10,21 @@ from runs_helpers import options
 from fakegang.runs.runner import train
 
 
-def test_a_ten_episode_run_prints_one_summary_block(env_url, tmp_path) -> None:
+def _printed(tmp_path, env_url, episodes: int) -> str:
+    """What a training run of `episodes` episodes prints."""
     opts = options(tmp_path, env_url)
-    opts.episodes = 10
+    opts.episodes = episodes
     out = io.StringIO()
     train(opts, out=out)
-    text = out.getvalue()
+    return out.getvalue()
+
+
+def test_a_ten_episode_run_prints_one_summary_block(env_url, tmp_path) -> None:
+    text = _printed(tmp_path, env_url, 10)
     assert text.count("SUMMARY") == 1 and "FINAL SUMMARY" in text
     assert text.count("\nMemory:\n") == 2  # before the first episode and after the last
 
 
 def test_an_eleven_episode_run_keeps_its_interim_summary(env_url, tmp_path) -> None:
-    opts = options(tmp_path, env_url)
-    opts.episodes = 11
-    out = io.StringIO()
-    train(opts, out=out)
-    text = out.getvalue()
+    text = _printed(tmp_path, env_url, 11)
     assert "Episodes 1–10 SUMMARY" in text and text.count("SUMMARY") == 2

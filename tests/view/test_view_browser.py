@@ -154,11 +154,16 @@ def test_episode_list_shows_the_episodes_in_the_file(page, viewer, view_db):
     assert lost == n_lost
 
 
-def test_stepping_forward_shows_each_steps_node_outputs(page, viewer, view_db, tmp_path):
-    thread = _rows(
+def _first_training_thread(view_db) -> str:
+    """The thread of the training run's first episode."""
+    return _rows(
         view_db.path, "select thread_id from episodes where run_id = ? order by episode limit 1",
         [view_db.train_run],
     )[0]["thread_id"]  # fmt: skip
+
+
+def test_stepping_forward_shows_each_steps_node_outputs(page, viewer, view_db, tmp_path):
+    thread = _first_training_thread(view_db)
     reference = _reference_steps(view_db.path, thread, tmp_path)
     assert len(reference) > 5
     _open_episode(page, viewer, thread)
@@ -192,10 +197,7 @@ def test_stepping_forward_shows_each_steps_node_outputs(page, viewer, view_db, t
 
 
 def test_case_picture_is_drawn_and_follows_the_steps(page, viewer, view_db, tmp_path):
-    thread = _rows(
-        view_db.path, "select thread_id from episodes where run_id = ? order by episode limit 1",
-        [view_db.train_run],
-    )[0]["thread_id"]  # fmt: skip
+    thread = _first_training_thread(view_db)
     reference = _reference_steps(view_db.path, thread, tmp_path)
     _open_episode(page, viewer, thread)
     assert page.locator("#case-graph canvas").count() > 0
