@@ -191,7 +191,7 @@ def render_headline(r: Results) -> str:
         + "\n\n"
         + _source(r)
         + "\n"
-        + _measured(kept).replace("*Measured on", "*The graph campaigns: measured on")
+        + _measured(kept, "The graph campaigns: measured")
     )
 
 
@@ -314,10 +314,10 @@ def _kept(r: Results, name: str) -> Results:
     return json.loads(path.read_text())
 
 
-def _measured(kept: list[Results]) -> str:
+def _measured(kept: list[Results], what: str = "Measured") -> str:
     days = sorted({k["measured_at"][:16].replace("T", " ") for k in kept})
     when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1][11:]}"
-    return f"*Measured on {when} UTC ({kept[0]['machine']}).*"
+    return f"*{what} on {when} UTC ({kept[0]['machine']}).*"
 
 
 def _auc(auc: dict[str, float], mode: str) -> str:
