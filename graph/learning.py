@@ -49,7 +49,8 @@ def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
         alpha = credit_rules.credit_alpha(task, credit)
         gain = credit_rules.expected_gain(credit)
         # exploring only pays when the answer is judged: never in evaluation (memory read-only)
-        rate = credit_rules.explore_rate(credit) if ctx.learn else 0.0
+        every_task = credit_store.task_credit(memory, None)
+        rate = credit_rules.explore_rate(credit, every_task.judged_share) if ctx.learn else 0.0
         stake = credit_rules.stake(credit)
     return {
         "weights_version": version,
@@ -107,7 +108,9 @@ def learn_from_debrief(
         claims.update(insights.outcome_claims(obs.fn, obs.fp, won))
         ops = insights.update(memory, task.name, thread_id, claims)
         status.append("insights " + " ".join(f"{k}={v}" for k, v in ops.items() if v))
-        judged = credit_rules.judge_steps(steps, ring, task.win_recall, won=bool(won))
+        judged = credit_rules.judge_steps(
+            steps, ring, task.win_recall, won=bool(won), pivots=obs.pivots
+        )
         tally = state["tally"]
         credit_store.record(
             memory,

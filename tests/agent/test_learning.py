@@ -176,6 +176,49 @@ def test_credit_counts_only_disagreements_the_debrief_judges():
     assert (got.better, got.worse, got.ties) == (1, 2, 1)
 
 
+def test_a_pivot_is_judged_by_its_page_and_never_without_one():
+    """A pivot that ran is worth the members its page revealed that were not inspected yet; a
+    pivot nobody ran has no page, so a disagreement over it is a tie, not a win for its side."""
+    ring = {"u_m1", "u_m2", "u_m3"}
+    pivots = [
+        {
+            "account_id": "u_m1",
+            "trace": "ip",
+            "at_step": 1,
+            "total": 3,
+            "account_ids": ["u_m2", "u_m3", "u_x"],
+        },
+        {
+            "account_id": "u_m1",
+            "trace": "bio",
+            "at_step": 3,
+            "total": 40,
+            "account_ids": ["u_a", "u_b"],
+        },
+    ]
+    steps = [
+        _step("inspect u_m1", "inspect u_m1", "inspect u_m1"),
+        # a page of two new members beats inspecting an innocent; an empty page loses to
+        # inspecting a member
+        _step("pivot u_m1 ip", "pivot u_m1 ip", "inspect u_x"),
+        _step("inspect u_m2", "inspect u_m2", "pivot u_m1 bio"),
+        # the rule's pivot from a member was never run: a tie, however good its source
+        _step("inspect u_y", "pivot u_m1 schedule", "inspect u_y"),
+    ]
+    got = credit.judge_steps(steps, ring, 0.9, won=False, pivots=pivots)
+    assert (got.better, got.worse, got.ties) == (0, 2, 1)
+    # once its members are inspected, the same page reveals nothing new: as bad as an innocent
+    later = [
+        _step("inspect u_m2", "inspect u_m2", "inspect u_m2"),
+        _step("inspect u_m3", "inspect u_m3", "inspect u_m3"),
+        _step("inspect u_x", "inspect u_x", "pivot u_m1 ip"),
+    ]
+    got = credit.judge_steps(later, ring, 0.9, won=False, pivots=pivots)
+    assert (got.better, got.worse, got.ties) == (0, 0, 1)
+    # without the pages (an episode recorded before pivots were judged by them): all ties
+    assert credit.judge_steps(steps, ring, 0.9, won=False).ties == 3
+
+
 def test_premature_submit_loses_to_a_flag_of_a_member():
     steps = [_step("submit", "submit", "flag u_m2")]
     assert credit.judge_steps(steps, {"u_m1", "u_m2"}, 0.8, won=False).better == 1
@@ -224,11 +267,28 @@ def test_exploration_fades_for_a_model_that_keeps_losing_and_stays_for_one_that_
     assert credit.explore_rate(C(0, 2)) == credit.EXPLORE_RATE / 4
     # never below the floor, so a model can still earn trust
     assert credit.explore_rate(C(0, 50)) == credit.EXPLORE_FLOOR
-    # a winner keeps the full rate, then the settled one once it is well judged
-    assert credit.explore_rate(C(10, 2)) == credit.EXPLORE_RATE
+    # a near-even winner keeps the full rate; one already likely better than the rule explores
+    # faster until it is trusted; a well-judged one settles
+    assert credit.explore_rate(C(2, 1)) == credit.EXPLORE_RATE
+    assert credit.explore_rate(C(10, 2)) == credit.EXPLORE_RATE_PROMISING
     assert credit.explore_rate(C(40, 10)) == credit.EXPLORE_RATE_SETTLED
     rates = [credit.explore_rate(C(0, w)) for w in range(8)]
     assert rates == sorted(rates, reverse=True) and rates[0] > rates[-1]
+
+
+def test_a_model_whose_calls_are_rarely_judged_is_asked_less():
+    """Agreements and ties teach nothing: the rate follows the share of calls judged."""
+    C = credit.Credit
+    # the same record, earned in 4 calls or in 100 (the other 96 agreed with the rule or tied)
+    assert credit.explore_rate(C(0, 1, 0, calls=4)) == credit.EXPLORE_RATE / 2
+    rare = credit.explore_rate(C(0, 1, 5, calls=20))
+    assert rare == round(credit.EXPLORE_RATE / 2 * (2 / 24) / credit.DISAGREE_REF, 4)
+    assert credit.explore_rate(C(0, 1, 20, calls=100)) == credit.EXPLORE_FLOOR
+    # a model judged on most calls is never asked more than the full rate for that alone
+    assert credit.explore_rate(C(1, 1, 0, calls=2)) <= credit.EXPLORE_RATE
+    # the share is shrunk toward the reference: no calls yet is the reference share
+    assert C().judged_share == credit.DISAGREE_REF
+    assert C(3, 2, 1, calls=6) + C(1, 0, 0, calls=10) == C(4, 2, 1, calls=16)
 
 
 def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
@@ -273,7 +333,7 @@ def test_credit_table_is_a_bounded_window(memory, monkeypatch):
         memory, "easy", "t4", credit.Credit(1, 4, 0), llm_calls=1, actions=9, alpha=0.2
     )
     assert len(credit_store.history(memory, "easy")) == 3
-    assert credit_store.task_credit(memory, "easy") == credit.Credit(3, 2 + 3 + 4, 0)
+    assert credit_store.task_credit(memory, "easy") == credit.Credit(3, 2 + 3 + 4, 0, calls=3)
 
 
 # ---------------------------------------------------------------------------------- insights

@@ -48,3 +48,17 @@ def test_the_case_keeps_every_part_a_decider_needs() -> None:
     budget = next(line for line in lines if "steps left" in line)
     assert budget.startswith("medium | steps left ") and "evasions" in budget
     assert lines[-1].startswith("Choose one action from: ")
+
+
+def test_a_long_lesson_keeps_its_first_full_sentences() -> None:
+    from fakegang.tools.models.prompting import LESSON_CHARS, render_lessons, shorten_lesson
+
+    rambling = "Flag only when several signals agree. " * 20
+    short = shorten_lesson(rambling)
+    assert len(short) <= LESSON_CHARS and short.endswith("agree.")
+    assert short.count("Flag only") == 7  # 7 sentences are 265 characters, 8 would be 303
+    assert shorten_lesson("A shared IP alone is weak.") == "A shared IP alone is weak."
+    one_long = "word " * 100
+    assert shorten_lesson(one_long).endswith(" …") and len(shorten_lesson(one_long)) <= 302
+    lesson = Reflection(1, "hard", "t1", rambling, False, -1.0)
+    assert render_lessons([lesson]) == f"LESSONS FROM YOUR PAST CASES\n1. {short}\n\n"

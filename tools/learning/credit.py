@@ -18,10 +18,10 @@ import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from fakegang.tools.learning.alpha import ALPHA_CAPS, ALPHA_FLOOR, DEFAULT_CAP
-from fakegang.tools.rules.actions import parse_action
+from fakegang.tools.rules.actions import parse_action, parse_step
 
 #: Beta prior on P(LLM better | it disagrees with the rule): a skeptical one (mean 1/3) worth
 #: three judged disagreements, so a model must win clearly more often than it loses to be trusted.
@@ -40,6 +40,17 @@ EXPLORE_RATE = 0.08
 EXPLORE_FLOOR = 0.005
 EXPLORE_RATE_SETTLED = 0.02
 SETTLED_AFTER = 40
+#: A call teaches something only when its answer is judged (it disagrees with the rule and one of
+#: the two is better): a model that mostly agrees with the rule or ties with it costs a call per
+#: step and earns no record. The rate scales by the task's share of calls judged, against
+#: DISAGREE_REF (a prior worth DISAGREE_PRIOR_CALLS calls at that share), never above the full
+#: rate. Measured on `make run` with the local model: 5 of 103 calls were judged (76 agreed, 22
+#: tied), at 2.3 s a call.
+DISAGREE_REF = 0.25
+DISAGREE_PRIOR_CALLS = 4
+#: A record already likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE) but not yet
+#: trusted explores up to this share: the sooner it is judged, the sooner it decides.
+EXPLORE_RATE_PROMISING = 0.25
 #: The stake: in one episode the LLM may be trusted to decide (asked, and its answer acted on) at
 #: most STAKE_PER_NET_WIN times per disagreement it has won *net* of those it lost, and only
 #: once its record makes it likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE);
@@ -74,6 +85,7 @@ class Credit:
     better: int = 0
     worse: int = 0
     ties: int = 0
+    calls: int = 0  # LLM calls of the episodes judged (agreements included)
 
     @property
     def judged(self) -> int:
@@ -84,8 +96,20 @@ class Credit:
         """Posterior mean of P(LLM better | it disagrees), Beta prior."""
         return (self.better + PRIOR_BETTER) / (self.judged + PRIOR_BETTER + PRIOR_WORSE)
 
+    @property
+    def judged_share(self) -> float:
+        """Share of calls whose answer was judged, shrunk toward DISAGREE_REF."""
+        calls = max(self.calls, self.judged + self.ties)
+        prior = DISAGREE_PRIOR_CALLS
+        return (self.judged + DISAGREE_REF * prior) / (calls + prior)
+
     def __add__(self, other: Credit) -> Credit:
-        return Credit(self.better + other.better, self.worse + other.worse, self.ties + other.ties)
+        return Credit(
+            self.better + other.better,
+            self.worse + other.worse,
+            self.ties + other.ties,
+            self.calls + other.calls,
+        )
 
 
 def action_value(
@@ -123,8 +147,23 @@ def action_value(
     return 0.0
 
 
-def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float, won: bool) -> Credit:
+def judge_steps(
+    steps: Iterable[dict],
+    ring: set[str],
+    win_recall: float,
+    won: bool,
+    pivots: Iterable[Any] | None = None,
+) -> Credit:
     """Credit of one episode from its step rows (action, rule_action, llm_status, llm_action).
+
+    `pivots` (the terminal observation's) give each pivot that was run its page: such a pivot
+    is valued by the ring members on its page not inspected yet at the step judged. A pivot that
+    was never run has no page to judge it by, so a disagreement over one is a tie. Valued like
+    inspecting its source instead, a pivot from a member on a trace that returns nothing new beat
+    every inspection of an innocent, and a trusted `expert:0.9` whose oracle skipped such pivots
+    was judged worse 44 times in one round and lost its trust. (Valuing a pivot never run by the
+    members its trace's pinned yield expects was measured too: `expert:0.9` on hard `mixed`
+    campaigns 0-19 won 0.685 of rounds, against 0.70 with ties, trusted in 21 rounds against 39.)
 
     The flagged set is replayed from the applied actions, so a submit is judged against the
     flags that were in place when it was proposed. A disagreement in which one side is a
@@ -134,15 +173,25 @@ def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float, won: b
     won episode (measured with `expert:0.3` on hard `mixed`: 101 of 111 "better" in one
     campaign were such submits, none acted on, and its α rose to 0.69).
     """
+    pages = _pivot_pages(pivots or ())
     flagged: set[str] = set()
+    inspected: set[str] = set()
     better = worse = ties = 0
     submit_judged = False
     for s in steps:
         llm_action = s.get("llm_action") if s.get("llm_status") == "ok" else None
         rule_action = s["rule_action"]
         if llm_action and llm_action != rule_action:
-            llm_v = action_value(llm_action, ring, flagged, win_recall)
-            rule_v = action_value(rule_action, ring, flagged, win_recall)
+            values = [
+                _value(a, ring, flagged, inspected, win_recall, pages)
+                for a in (llm_action, rule_action)
+            ]
+            if None in values:  # a pivot that was never run: nothing to judge it by
+                ties += 1
+                kind, account, _ = parse_step(s["action"])
+                _replay(kind, account, flagged, inspected)
+                continue
+            llm_v, rule_v = values
             winning_submit = any(
                 parse_action(a)[0] == "submit" and v > 0
                 for a, v in ((llm_action, llm_v), (rule_action, rule_v))
@@ -156,12 +205,49 @@ def judge_steps(steps: Iterable[dict], ring: set[str], win_recall: float, won: b
             else:
                 ties += 1
             submit_judged = submit_judged or winning_submit
-        kind, account = parse_action(s["action"])
-        if kind == "flag" and account:
-            flagged.add(account)
-        elif kind == "unflag" and account:
-            flagged.discard(account)
+        kind, account, _ = parse_step(s["action"])
+        _replay(kind, account, flagged, inspected)
     return Credit(better, worse, ties)
+
+
+def _pivot_pages(pivots: Iterable[Any]) -> dict[tuple[str, str], list[str]]:
+    """(source, trace) -> the page of each pivot run in the episode."""
+    pages = {}
+    for p in pivots:
+        p = p if isinstance(p, dict) else p.model_dump()
+        pages[(p["account_id"], p["trace"])] = list(p["account_ids"])
+    return pages
+
+
+def _value(
+    action: str,
+    ring: set[str],
+    flagged: set[str],
+    inspected: set[str],
+    win_recall: float,
+    pages: dict[tuple[str, str], list[str]],
+) -> float | None:
+    """`action_value`, a pivot by its page (None: a pivot that was never run)."""
+    kind, account, trace = parse_step(action)
+    if kind != "pivot":
+        return action_value(action, ring, flagged, win_recall)
+    page = pages.get((account or "", trace or ""))
+    if page is None:
+        return None
+    new = sum(a in ring and a not in inspected and a != account for a in page)
+    return action_value(action, ring, flagged, win_recall, pivot_new_members=new)
+
+
+def _replay(kind: str, account: str | None, flagged: set[str], inspected: set[str]) -> None:
+    """Apply one taken action to the flags and inspections replayed so far."""
+    if not account:
+        return
+    if kind == "flag":
+        flagged.add(account)
+    elif kind == "unflag":
+        flagged.discard(account)
+    elif kind == "inspect":
+        inspected.add(account)
 
 
 def credit_alpha(task: str, credit: Credit) -> float:
@@ -189,11 +275,24 @@ def chance_better(credit: Credit) -> float:
     return sum(math.comb(n, k) for k in range(int(a))) / 2**n
 
 
-def explore_rate(credit: Credit) -> float:
-    """The exploration share of steps for the next episode (see EXPLORE_RATE)."""
-    cap = EXPLORE_RATE if credit.judged < SETTLED_AFTER else EXPLORE_RATE_SETTLED
+def explore_rate(credit: Credit, judged_share: float | None = None) -> float:
+    """The exploration share of steps for the next episode: EXPLORE_RATE scaled by the promise
+    of the task's record and by how often a call gets judged (see EXPLORE_RATE, DISAGREE_REF),
+    capped by EXPLORE_RATE, EXPLORE_RATE_PROMISING or EXPLORE_RATE_SETTLED.
+
+    `judged_share` (default: the task's own) lets the caller pass the model's share over every
+    task: how often a model disagrees with the rule is a trait of the model, so a curriculum's
+    medium round need not learn again what easy showed."""
+    if credit.judged >= SETTLED_AFTER:
+        cap = EXPLORE_RATE_SETTLED
+    elif chance_better(credit) >= STAKE_CONFIDENCE:
+        cap = EXPLORE_RATE_PROMISING
+    else:
+        cap = EXPLORE_RATE
     promise = chance_better(credit) / chance_better(Credit())
-    return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise)), 4)
+    share = credit.judged_share if judged_share is None else judged_share
+    informative = min(1.0, share / DISAGREE_REF)
+    return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise * informative)), 4)
 
 
 def trusted(credit: Credit) -> bool:

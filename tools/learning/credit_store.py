@@ -53,14 +53,15 @@ def record(
         )
 
 
-def task_credit(memory: Memory, task: str) -> Credit:
-    """The task's credit summed over its stored (recent) episodes."""
+def task_credit(memory: Memory, task: str | None) -> Credit:
+    """The task's credit summed over its stored (recent) episodes; None: over every task."""
+    where, args = ("where task = ?", [task]) if task is not None else ("", [])
     row = memory.db.execute(
-        "select coalesce(sum(better),0), coalesce(sum(worse),0), coalesce(sum(ties),0) "
-        "from credit where task = ?",
-        [task],
+        "select coalesce(sum(better),0), coalesce(sum(worse),0), coalesce(sum(ties),0), "
+        f"coalesce(sum(llm_calls),0) from credit {where}",
+        args,
     ).fetchone()
-    return Credit(int(row[0]), int(row[1]), int(row[2]))
+    return Credit(int(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
 
 def history(memory: Memory, task: str | None = None) -> list[dict]:

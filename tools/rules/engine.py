@@ -57,7 +57,7 @@ class Proposal:
     action: str
     confidence: float
     reason: str
-    choices: list[str] = field(default_factory=list)  # legal alternatives offered to the LLM
+    choices: list[str] = field(default_factory=list)  # the menu offered the LLM, the rule's first
     likelihood: dict[str, float] = field(default_factory=dict)  # inspected id -> P(gang)
     frontier: dict[str, float] = field(default_factory=dict)  # uninspected id -> P(gang)
 
@@ -196,8 +196,9 @@ def propose(
     )
 
     def done(action: str, confidence: float, reason: str) -> Proposal:
-        if action not in choices:
-            choices.insert(0, action)
+        if action in choices:  # the rule's own action leads the menu
+            choices.remove(action)
+        choices.insert(0, action)
         return Proposal(
             action, round(confidence, 4), reason, choices, likelihood, dict(top_frontier)
         )
