@@ -50,7 +50,7 @@ def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
         gain = credit_rules.expected_gain(credit)
         # exploring only pays when the answer is judged: never in evaluation (memory read-only)
         every_task = credit_store.task_credit(memory, None)
-        rate = credit_rules.explore_rate(credit, every_task.judged_share) if ctx.learn else 0.0
+        rate = credit_rules.explore_rate(credit, every_task) if ctx.learn else 0.0
         stake = credit_rules.stake(credit)
     return {
         "weights_version": version,

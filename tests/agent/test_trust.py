@@ -77,18 +77,37 @@ def test_the_seed_rule_ignores_the_credit(tmp_path):
 
 def test_a_model_that_mostly_agrees_elsewhere_explores_a_new_task_less(tmp_path):
     """The share of calls judged is the model's, not the task's: easy's record, where 2 of 40
-    calls were judged, lowers hard's first exploration rate; without it hard starts at the
-    full rate."""
+    calls were judged (and won), lowers hard's first exploration rate; without it hard starts
+    at the full rate."""
     db = tmp_path / "curriculum.sqlite"
     memory = Memory(db)
     ctx = Context(env_url="http://127.0.0.1:1", db_path=str(db), learn=True)
     assert pinned_at_start(ctx, memory, "hard")["explore_rate"] == credit.EXPLORE_RATE
     for i in range(4):
-        record = credit.Credit(better=0, worse=1 if i < 2 else 0, ties=2)
+        record = credit.Credit(better=1 if i < 2 else 0, worse=0, ties=2)
         credit_store.record(memory, "easy", f"e{i}", record, llm_calls=10, actions=40, alpha=0.2)
     share = credit_store.task_credit(memory, None).judged_share
     assert share == (2 + credit.DISAGREE_REF * credit.DISAGREE_PRIOR_CALLS) / (40 + 4)
+    promise = credit.chance_better(credit.Credit(2, 0)) / credit.chance_better(credit.Credit())
     hard = pinned_at_start(ctx, memory, "hard")["explore_rate"]
-    assert hard == round(credit.EXPLORE_RATE * share / credit.DISAGREE_REF, 4)
-    assert hard < 0.3 * credit.EXPLORE_RATE
+    assert hard == round(credit.EXPLORE_RATE * promise * share / credit.DISAGREE_REF, 4)
+    assert hard < credit.EXPLORE_RATE  # two wins alone would keep the full rate
+    memory.close()
+
+
+def test_a_model_that_lost_elsewhere_explores_a_new_task_less(tmp_path):
+    """The promise is the model's too: losing its disagreements on easy lowers hard's first
+    exploration rate, while hard's α, gain and stake still start from hard's own (empty)
+    record."""
+    db = tmp_path / "losing.sqlite"
+    memory = Memory(db)
+    ctx = Context(env_url="http://127.0.0.1:1", db_path=str(db), learn=True)
+    fresh = pinned_at_start(ctx, memory, "hard")
+    for i in range(4):
+        record = credit.Credit(better=0, worse=1, ties=0)
+        credit_store.record(memory, "easy", f"e{i}", record, llm_calls=1, actions=40, alpha=0.2)
+    hard = pinned_at_start(ctx, memory, "hard")
+    assert hard["explore_rate"] == credit.EXPLORE_FLOOR < fresh["explore_rate"]
+    for key in ("alpha", "llm_gain", "llm_stake"):
+        assert hard[key] == fresh[key]
     memory.close()

@@ -275,23 +275,25 @@ def chance_better(credit: Credit) -> float:
     return sum(math.comb(n, k) for k in range(int(a))) / 2**n
 
 
-def explore_rate(credit: Credit, judged_share: float | None = None) -> float:
+def explore_rate(credit: Credit, every_task: Credit | None = None) -> float:
     """The exploration share of steps for the next episode: EXPLORE_RATE scaled by the promise
-    of the task's record and by how often a call gets judged (see EXPLORE_RATE, DISAGREE_REF),
-    capped by EXPLORE_RATE, EXPLORE_RATE_PROMISING or EXPLORE_RATE_SETTLED.
+    of the record and by how often a call gets judged (see EXPLORE_RATE, DISAGREE_REF), capped
+    by EXPLORE_RATE, EXPLORE_RATE_PROMISING or EXPLORE_RATE_SETTLED.
 
-    `judged_share` (default: the task's own) lets the caller pass the model's share over every
-    task: how often a model disagrees with the rule is a trait of the model, so a curriculum's
-    medium round need not learn again what easy showed."""
+    `every_task` (default: the task's own `credit`) is the model's record over every task, which
+    both scalings read: how a model does against the rule, and how often it disagrees at all,
+    are traits of the model, so a curriculum's medium round need not learn again what easy
+    showed. The cap (settled, promising) and everything else of the credit rule stay per task.
+    """
+    model = credit if every_task is None else every_task
     if credit.judged >= SETTLED_AFTER:
         cap = EXPLORE_RATE_SETTLED
     elif chance_better(credit) >= STAKE_CONFIDENCE:
         cap = EXPLORE_RATE_PROMISING
     else:
         cap = EXPLORE_RATE
-    promise = chance_better(credit) / chance_better(Credit())
-    share = credit.judged_share if judged_share is None else judged_share
-    informative = min(1.0, share / DISAGREE_REF)
+    promise = chance_better(model) / chance_better(Credit())
+    informative = min(1.0, model.judged_share / DISAGREE_REF)
     return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise * informative)), 4)
 
 
