@@ -272,6 +272,14 @@ def test_a_trusted_llm_gets_a_wide_menu():
     flags = {c.split()[1] for c in wide.choices if c.startswith("flag ")}
     assert flags == set(starting[:6]) - set(obs.flagged_ids)  # every inspected account
     assert len(wide.choices) > len(narrow.choices) and set(narrow.choices) <= set(wide.choices)
+    # inspections reach past the engine's own top of the frontier, best first
+    from fakegang.tools.rules.engine import FRONTIER_TOP, WIDE_MENU
+
+    frontier = scores[1]
+    inspects = [c.split()[1] for c in wide.choices if c.startswith("inspect ")]
+    assert len(frontier) > WIDE_MENU["inspect"] > FRONTIER_TOP
+    assert len(inspects) == WIDE_MENU["inspect"]
+    assert [frontier[x] for x in inspects] == sorted(frontier[x] for x in inspects)[::-1]
 
 
 def test_the_http_client_sends_the_trace(env_url):

@@ -46,8 +46,11 @@ MENU_UNFLAG_MAX = 0.5
 #: ... and offers the best pivots expected to reveal at least MENU_PIVOT_MIN new members.
 MENU_PIVOTS = 2
 MENU_PIVOT_MIN = 0.5
-#: How many of each a trusted LLM's (wide) menu offers.
-WIDE_MENU = {"flag": 10, "inspect": 8, "pivot": 4, "unflag": 3}
+#: How many of each a trusted LLM's (wide) menu offers; its inspections come from the whole
+#: frontier, not the engine's top FRONTIER_TOP. Chosen with `expert:0.9` on hard `mixed` training
+#: campaigns 100-119: 8 inspections (the top only) won 0.705 of rounds, 24 won 0.73, 48 won 0.735:
+#: a trusted model confined to the rule's best few cannot reach members the rule ranks low.
+WIDE_MENU = {"flag": 10, "inspect": 24, "pivot": 4, "unflag": 3}
 
 
 @dataclass(frozen=True)
@@ -191,8 +194,9 @@ def propose(
     pivot_moves = (
         pivoting.candidates(obs, likelihood, pivot_yields) if pivot_yields is not None else []
     )
+    menu_frontier = ranked_frontier if wide_menu else top_frontier
     choices = _choices(
-        flag_candidates, flagged_by_score, top_frontier, can_inspect, pivot_moves, wide_menu
+        flag_candidates, flagged_by_score, menu_frontier, can_inspect, pivot_moves, wide_menu
     )
 
     def done(action: str, confidence: float, reason: str) -> Proposal:
