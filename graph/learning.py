@@ -49,8 +49,11 @@ def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
         alpha = credit_rules.credit_alpha(task, credit)
         gain = credit_rules.expected_gain(credit)
         # exploring only pays when the answer is judged: never in evaluation (memory read-only)
-        every_task = credit_store.task_credit(memory, None)
-        rate = credit_rules.explore_rate(credit, every_task) if ctx.learn else 0.0
+        rate = (
+            credit_rules.explore_rate(credit, credit_store.task_credit(memory, None))
+            if ctx.learn
+            else 0.0
+        )
         stake = credit_rules.stake(credit)
     return {
         "weights_version": version,

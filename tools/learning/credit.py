@@ -182,11 +182,10 @@ def judge_steps(
         llm_action = s.get("llm_action") if s.get("llm_status") == "ok" else None
         rule_action = s["rule_action"]
         if llm_action and llm_action != rule_action:
-            values = [
+            llm_v, rule_v = (
                 _value(a, ring, flagged, inspected, win_recall, pages)
                 for a in (llm_action, rule_action)
-            ]
-            llm_v, rule_v = values
+            )
             unjudged = llm_v is None or rule_v is None  # a pivot never run: no page to judge by
             winning_submit = not unjudged and any(
                 parse_action(a)[0] == "submit" and v > 0
