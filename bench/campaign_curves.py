@@ -47,7 +47,10 @@ def play(
 
 def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: str) -> dict:
     memory = Memory(Path(db_dir) / f"{mode}-{c}.sqlite")
-    weights = None
+    # as the graph pins: learning starts from the unknown operator's model, static is shipped
+    weights = (
+        experience.latest_version(memory, task).as_rule_weights() if mode == "learning" else None
+    )
     yields = trace_yields.prior(task, None)
     out = {"task": task, "tactics": tactics, "campaign": c, "mode": mode, "rounds": []}
     for spec in campaign_schedule(task, c, rounds, tactics):

@@ -76,7 +76,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     max_steps: int
     max_actions: int
     weights_version: (
-        int  # rule weights pinned at the start (0: shipped; tools/learning/experience.py)
+        int  # rule weights pinned at the start (0: shipped, -1: before any debrief; experience.py)
     )
     trace_yields: dict[str, float]  # members a member's pivot reveals, per trace, pinned
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start

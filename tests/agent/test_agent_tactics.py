@@ -125,5 +125,19 @@ def test_the_graph_plays_a_campaign_round_and_records_its_derived_seed(env_url, 
     spec = campaign_round("easy", 6, 3, "mixed")
     assert state["done"] is True and state["seed"] == spec.seed
     assert Memory(db).episode(thread_id)["seed"] == spec.seed
-    local = play_rules("easy", spec.seed, tactics=spec.playbook, pivot_yields=state["trace_yields"])
+    # a first learning episode pins the unknown operator's weights; the rule player scored with
+    # the same weights and yields plays the same episode
+    from fakegang.tools.learning import experience
+    from fakegang.tools.rules.engine import score_observation
+
+    assert state["weights_version"] == experience.UNKNOWN_OPERATOR_VERSION
+    weights = experience.get_version(Memory(db), "easy", state["weights_version"]).as_rule_weights()
+    yields = state["trace_yields"]
+    local = play_rules(
+        "easy",
+        spec.seed,
+        tactics=spec.playbook,
+        pivot_yields=yields,
+        scorer=lambda _ep, obs, start: score_observation(obs, start, weights, yields),
+    )
     assert state["result"]["final_message"] == local["message"]

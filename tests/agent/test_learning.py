@@ -144,6 +144,37 @@ def test_a_pruned_or_unknown_version_is_refused_clearly(memory):
         experience.get_version(memory, "hard", 12345)
 
 
+def test_learning_starts_from_the_unknown_operators_model(memory):
+    """Before any debrief a learning episode pins the tactics model at the `mixed` mean, not the
+    classic-ring weights: on medium `mixed` rings it finds what the shipped weights miss."""
+    from fakegang.tools.learning import tactics_model
+    from fakegang.tools.rules.engine import score_observation
+    from fakegang.tools.rules.pivots import shipped_yields
+
+    start = experience.latest_version(memory, "medium")
+    assert start.version == experience.UNKNOWN_OPERATOR_VERSION
+    assert start.profile == tactics_model.profile_weights("medium", {})
+    assert start.frontier == experience.load_weights()["frontier"]
+    assert experience.get_version(memory, "medium", start.version) == start
+    assert experience.get_version(memory, "medium", 0) == experience.shipped_version("medium")
+
+    yields = shipped_yields("medium")
+
+    def wins(weights) -> int:
+        return sum(
+            play_rules(
+                "medium",
+                seed,
+                tactics="mixed",
+                pivot_yields=yields,
+                scorer=lambda _ep, obs, begin: score_observation(obs, begin, weights, yields),
+            )["won"]
+            for seed in range(100, 120)
+        )
+
+    assert wins(start.as_rule_weights()) >= wins(None) + 5  # measured: 9 against 0
+
+
 def test_experience_and_versions_stay_bounded(memory, monkeypatch):
     monkeypatch.setattr(experience, "MAX_VERSIONS_PER_TASK", 5)
     obs, starting = _finished("easy", 1)

@@ -31,6 +31,9 @@ MAX_VERSIONS_PER_TASK = 2000
 #: Frontier rows per episode (visible accounts scored from who points at them), sampled by id.
 FRONTIER_ROWS = 120
 SHIPPED_VERSION = 0
+#: The version a learning episode pins before any debrief of its task: the evidence model of an
+#: operator whose tactics are not known yet (see `unknown_operator_version`). Never stored.
+UNKNOWN_OPERATOR_VERSION = -1
 
 
 class WeightsVersionError(LookupError):
@@ -58,6 +61,23 @@ class WeightsVersion:
 def shipped_version(task: str) -> WeightsVersion:
     w = load_weights()
     return WeightsVersion(SHIPPED_VERSION, task, w["profile"], w["frontier"], None, 0, 0)
+
+
+def unknown_operator_version(task: str) -> WeightsVersion:
+    """Where learning starts: the tactics model's profile model at the `mixed` mean strengths.
+
+    The shipped profile model was fitted on the classic ring only; an agent that expects the
+    operator to change tactics should not bet on the blatant one before its first debrief.
+    Round 0 of training campaigns 100-159 (60 rounds each): hard `mixed` 0.78 won against 0.03
+    with the shipped weights, medium `mixed` 0.77 against 0.03; the price is on classic rings,
+    hard 0.98 against 0.98, medium 0.88 against 0.98 (seeds 160-259), paid until the first
+    debrief, whose drift check keeps the shipped weights on a classic ring. A task without a
+    tactics model starts from the shipped weights."""
+    if not tactics_model.has_model(task):
+        return shipped_version(task)
+    profile = tactics_model.profile_weights(task, {})
+    frontier = load_weights()["frontier"]
+    return WeightsVersion(UNKNOWN_OPERATOR_VERSION, task, profile, frontier, None, 0, 0)
 
 
 # ---------------------------------------------------------------------------------- experience
@@ -184,6 +204,8 @@ _CACHE_LOCK = threading.Lock()
 
 
 def latest_version(memory: Memory, task: str) -> WeightsVersion:
+    """The version a new learning episode of `task` pins (before any refit: the unknown
+    operator's)."""
     rows = list(
         memory.db.query(
             "select version from weight_versions where task = ? order by version desc limit 1",
@@ -191,14 +213,17 @@ def latest_version(memory: Memory, task: str) -> WeightsVersion:
         )
     )
     if not rows:
-        return shipped_version(task)
+        return unknown_operator_version(task)
     return get_version(memory, task, rows[0]["version"])
 
 
 def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersion:
-    """The weights of `version` (0 or None: the shipped ones); cached, versions never change."""
+    """The weights of `version` (0 or None: the shipped ones; UNKNOWN_OPERATOR_VERSION: where
+    learning starts); cached, versions never change."""
     if not version:
         return shipped_version(task)
+    if version == UNKNOWN_OPERATOR_VERSION:
+        return unknown_operator_version(task)
     key = (str(memory.path), int(version))
     with _CACHE_LOCK:
         hit = _VERSION_CACHE.get(key)
