@@ -6,11 +6,14 @@ It scores every inspected account with a logistic model over evidence features
 probability that means something. Visible but uninspected accounts get a second model's probability
 of being in the ring, which orders the exploration and decides when nothing worth a step is left.
 
-Priority each step: flag the likeliest unflagged member (p ≥ FLAG_AT; with as many flags as the
-task's largest ring, unflag the weakest instead when it is SWAP_MARGIN less likely) → unflag a flag
-the evidence no longer supports → pivot when a pivot pays more than an inspection → submit when
-the frontier is exhausted → inspect the likeliest frontier account → submit. An account unflagged
-once in an episode is never flagged again by the rule (see `propose`).
+Priority each step: before the first flag, inspect every starting account (the report an analyst
+starts from: one member at least, and look-alikes; committing to the first likely one sent the
+whole episode down an innocent community's traces) → flag the likeliest unflagged member
+(p ≥ FLAG_AT; with as many flags as the task's largest ring, unflag the weakest instead when it is
+SWAP_MARGIN less likely) → unflag a flag the evidence no longer supports → pivot when a pivot pays
+more than an inspection → submit when the frontier is exhausted → inspect the likeliest frontier
+account → submit. An account unflagged once in an episode is never flagged again by the rule (see
+`propose`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ SWAP_MARGIN = 0.1
 STOP_MAX_Q = {"easy": 0.12, "medium": 0.12, "hard": 0.01}
 STOP_EXPECTED = {"easy": 0.6, "medium": 0.6, "hard": 0.05}
 FRONTIER_TOP = 12
+#: How sure the rule is that reading every starting account before the first flag is right (it
+#: is procedure, not evidence: high enough that only a trusted LLM is asked instead).
+READ_THE_REPORT_CONFIDENCE = 0.9
 EXPLORATION_CONFIDENCE_FLOOR = 0.3
 #: The LLM's menu leaves out flags and unflags the evidence clearly contradicts.
 MENU_FLAG_MIN = 0.25
@@ -208,6 +214,14 @@ def propose(
         )
 
     ring_max = get_task(obs.task).gang_max
+    unread = [x for x in starting_ids if x in frontier] if can_inspect and not flagged else []
+    if unread:
+        x = min(unread, key=lambda a: (-frontier[a], _order(obs, a)))
+        return done(
+            format_action("inspect", x),
+            READ_THE_REPORT_CONFIDENCE,
+            f"read the report first: {len(unread)} starting accounts not inspected yet",
+        )
     if rule_flag_candidates and rule_flag_candidates[0][0] >= FLAG_AT:
         p, a = rule_flag_candidates[0]
         if len(flagged) < ring_max:
