@@ -257,6 +257,32 @@ def test_the_case_shows_pivots_and_the_expert_values_a_paying_pivot():
     assert choice == f"pivot {member} schedule"
 
 
+def test_the_expert_values_a_pivot_as_the_debrief_judges_it():
+    """Members a page shows that are visible but not inspected count for both: an oracle that
+    counted only members not yet visible passed over pivots the judge then counted against it."""
+    from fakegang.tools.learning import credit
+    from fakegang.tools.models.expert_llm import oracle_choice
+
+    ep = Episode("hard", 3)
+    ring = set(ep.network.gang_ids)
+    obs = PlainObservation(**ep.observation())
+    member = next(a for a in obs.visible_account_ids if a in ring)
+    innocent = next(a for a in obs.visible_account_ids if a not in ring)
+    ep.step("inspect", member)
+    obs = PlainObservation(**ep.step("pivot", member, "schedule"))
+    page = obs.pivots[0].account_ids
+    shown = [a for a in page if a in ring and a != member]
+    assert shown and not set(shown) & set(obs.inspected_ids)  # visible now, not inspected
+    pivot, inspect = f"pivot {member} schedule", f"inspect {innocent}"
+    pages = {(member, "schedule"): page}
+    judged = {
+        a: credit._value(a, ring, set(), set(obs.inspected_ids), 0.9, pages)
+        for a in (pivot, inspect)
+    }
+    assert judged[pivot] > judged[inspect]
+    assert oracle_choice(ep, [inspect, pivot]) == pivot
+
+
 def test_a_trusted_llm_gets_a_wide_menu():
     ep = Episode("hard", 3)
     obs = PlainObservation(**ep.observation())

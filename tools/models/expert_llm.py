@@ -63,16 +63,19 @@ def oracle_choice(episode: Any, choices: list[str]) -> str:
     ring = set(episode.network.gang_ids)
     obs = episode.observation()
     flagged = set(obs["flagged_ids"])
-    visible = set(obs["visible_account_ids"])
+    inspected = set(obs["inspected_ids"])
     recall = episode.task_spec.win_recall
 
     def value(choice: str) -> float:
         kind, account, trace = parse_step(choice)
         new = None
         if kind == "pivot" and account and trace and episode.network.traces is not None:
+            # the page's members not inspected yet, as the debrief judges a pivot
+            # (tools/learning/credit.py `judge_steps`): valued by members not yet *visible*,
+            # the oracle passed over pivots the judge then counted against it
             net = episode.network
             page = net.traces.matches(net, trace, account)[:PAGE_SIZE]
-            new = sum(a in ring and a not in visible for a in page)
+            new = sum(a in ring and a not in inspected and a != account for a in page)
         return action_value(choice, ring, flagged, recall, new)
 
     return max(choices, key=value)
