@@ -229,11 +229,9 @@ def test_the_tactics_estimate_scales_the_prior():
 
 
 # ------------------------------------------------------------------------------ the LLM's side
-def test_the_case_shows_pivots_and_the_expert_values_a_paying_pivot():
-    from fakegang.tools.learning.credit import action_value
-    from fakegang.tools.models.expert_llm import oracle_choice
-    from fakegang.tools.models.prompting import load_prompt, render_case
-
+def _member_pivoted_on_schedule() -> tuple[Episode, set[str], str, str, PlainObservation]:
+    """Hard seed 3 after inspecting a starting member and pivoting on its schedule:
+    (episode, ring, member, a starting innocent, the observation)."""
     ep = Episode("hard", 3)
     ring = set(ep.network.gang_ids)
     obs = PlainObservation(**ep.observation())
@@ -241,6 +239,15 @@ def test_the_case_shows_pivots_and_the_expert_values_a_paying_pivot():
     innocent = next(a for a in obs.visible_account_ids if a not in ring)
     ep.step("inspect", member)
     obs = PlainObservation(**ep.step("pivot", member, "schedule"))
+    return ep, ring, member, innocent, obs
+
+
+def test_the_case_shows_pivots_and_the_expert_values_a_paying_pivot():
+    from fakegang.tools.learning.credit import action_value
+    from fakegang.tools.models.expert_llm import oracle_choice
+    from fakegang.tools.models.prompting import load_prompt, render_case
+
+    ep, ring, member, innocent, obs = _member_pivoted_on_schedule()
     likelihood, frontier = score_observation(obs, obs.visible_account_ids[:12])
     case = render_case(obs, likelihood, frontier)
     assert f"Pivots: schedule@{member}={obs.pivots[0].total}" in case
@@ -263,13 +270,7 @@ def test_the_expert_values_a_pivot_as_the_debrief_judges_it():
     from fakegang.tools.learning import credit
     from fakegang.tools.models.expert_llm import oracle_choice
 
-    ep = Episode("hard", 3)
-    ring = set(ep.network.gang_ids)
-    obs = PlainObservation(**ep.observation())
-    member = next(a for a in obs.visible_account_ids if a in ring)
-    innocent = next(a for a in obs.visible_account_ids if a not in ring)
-    ep.step("inspect", member)
-    obs = PlainObservation(**ep.step("pivot", member, "schedule"))
+    ep, ring, member, innocent, obs = _member_pivoted_on_schedule()
     page = obs.pivots[0].account_ids
     shown = [a for a in page if a in ring and a != member]
     assert shown and not set(shown) & set(obs.inspected_ids)  # visible now, not inspected
