@@ -22,6 +22,20 @@ def test_flags_the_account_in_lockstep_with_a_flagged_member_not_the_innocent() 
     assert prop.likelihood["u_b"] > prop.likelihood["u_c"]
 
 
+def test_reads_every_starting_account_before_the_first_flag() -> None:
+    """A likely member inspected first is not flagged while a starting account is unread."""
+    a = ring_member("u_a", ["u_b", *CUSTOMERS])
+    b = ring_member("u_b", ["u_a", *CUSTOMERS], account_age_days=93, avg_post_hour=3.4)
+    visible = ["u_a", "u_b", "u_s", *CUSTOMERS]
+    prop = propose(observation([a, b], visible=visible), ["u_a", "u_b", "u_s"])
+    assert prop.action == "inspect u_s"
+    assert prop.confidence == 0.9 and "report" in prop.reason
+    assert max(prop.likelihood.values()) >= 0.5  # a flag would have been next
+    s = profile("u_s", ["u_x"])
+    read = propose(observation([a, b, s], visible=[*visible, "u_x"]), ["u_a", "u_b", "u_s"])
+    assert parse_action(read.action)[0] == "flag"
+
+
 def test_unflags_a_flag_the_evidence_does_not_support() -> None:
     d = profile("u_d", ["u_x"])
     obs = observation([d], visible=["u_d", "u_x"], flagged=["u_d"])

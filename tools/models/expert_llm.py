@@ -71,8 +71,8 @@ def oracle_choice(episode: Any, choices: list[str]) -> str:
         new = None
         if kind == "pivot" and account and trace and episode.network.traces is not None:
             # the page's members not inspected yet, as the debrief judges a pivot
-            # (tools/learning/credit.py `judge_steps`): valued by members not yet *visible*,
-            # the oracle passed over pivots the judge then counted against it
+            # (tools/learning/credit.py `judge_steps`); counting members not yet *visible*
+            # instead, the oracle passed over pivots the judge then counted against it
             net = episode.network
             page = net.traces.matches(net, trace, account)[:PAGE_SIZE]
             new = sum(a in ring and a not in inspected and a != account for a in page)
