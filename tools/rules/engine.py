@@ -214,11 +214,11 @@ def propose(
         )
 
     ring_max = get_task(obs.task).gang_max
-    unread = [x for x in starting_ids if x in frontier] if can_inspect and not flagged else []
-    if unread:
-        x = min(unread, key=lambda a: (-frontier[a], _order(obs, a)))
+    starting = set(starting_ids)
+    unread = [x for x, _ in ranked_frontier if x in starting] if can_inspect and not flagged else []
+    if unread:  # the likeliest first, in the frontier's own order
         return done(
-            format_action("inspect", x),
+            format_action("inspect", unread[0]),
             READ_THE_REPORT_CONFIDENCE,
             f"read the report first: {len(unread)} starting accounts not inspected yet",
         )
