@@ -18,11 +18,17 @@ from langgraph.runtime import Runtime
 from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
 from fakegang.graph.recovery import rebuild_for_state
-from fakegang.graph.state import BENCHED_REASON, TALLY_KEYS, TRUSTED_CALLS, EpisodeState
+from fakegang.graph.state import (
+    BENCHED_REASON,
+    LLM_SUBMITS,
+    TALLY_KEYS,
+    TRUSTED_CALLS,
+    EpisodeState,
+)
 from fakegang.tools.env_client import EnvError, reset_options
 from fakegang.tools.learning import insights
 from fakegang.tools.learning.alpha import arbitrate_mode
-from fakegang.tools.learning.credit import ALPHA_TRUSTED, should_ask
+from fakegang.tools.learning.credit import ALPHA_TRUSTED, exploration_weight, should_ask
 from fakegang.tools.memory.store import utc_now
 from fakegang.tools.models import llm as llm_calls
 from fakegang.tools.models import prompting
@@ -161,23 +167,29 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
 def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
     """Ask the chat model only while it can pay: the rule is unsure (confidence below α), the
     LLM's credit says its answers beat the rule's and its stake for the episode is not spent; or
-    as a shadow (judged, not acted on) on the small exploration share of steps."""
+    as a shadow (judged, not acted on) on the small exploration share of steps, weighted toward
+    the steps before the first flag and stopped once the LLM proposed to submit
+    (`credit.exploration_weight`)."""
     ctx = runtime.context
     rule = state["rule"]
     thread_id = thread_id_of(config)
     stake = state.get("llm_stake")
+    tally = state.get("tally", {})
+    said_submit = tally.get(LLM_SUBMITS, 0) > 0
     ask, shadow, why = should_ask(
         rule["confidence"],
         state["alpha"],
         state.get("llm_gain", 1.0),
-        state.get("explore_rate", 0.0),
+        state.get("explore_rate", 0.0) * exploration_weight(state["view"]["flagged"], said_submit),
         # keyed by what the episode is, not its thread id: a resumed or replayed run (new ids)
         # explores on the same steps
         f"{state['task']}:{state.get('seed')}:{state.get('episode', 0)}",
         state["action_count"],
-        None if stake is None else stake - state.get("tally", {}).get(TRUSTED_CALLS, 0),
+        None if stake is None else stake - tally.get(TRUSTED_CALLS, 0),
     )
     if not ask:
+        if said_submit:
+            why += "; no exploration after the LLM proposed to submit"
         return {"llm": {"status": "skipped", "reason": why}}
     if state.get("llm_off"):  # it timed out earlier: the rules decide the rest of the episode
         return {"llm": {"status": "skipped", "reason": state["llm_off"]}}
@@ -265,6 +277,8 @@ def arbitrate(state: EpisodeState) -> dict:
         tally["llm_tokens"] = int(llm.get("tokens") or 0)
         if not llm.get("shadow"):
             tally[TRUSTED_CALLS] = 1
+        if llm.get("action") == "submit":
+            tally[LLM_SUBMITS] = 1
     if llm.get("status") == "error":
         tally["llm_errors"] = 1
     return {

@@ -19,7 +19,9 @@ from fakegang.tools.learning.alpha import MODE_COLUMNS
 LLM_COUNTERS: tuple[str, ...] = ("llm_calls", "llm_tokens", "llm_errors")
 #: Calls made while the LLM was trusted to decide (not shadows): what its stake bounds.
 TRUSTED_CALLS = "llm_trusted_calls"
-TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS, TRUSTED_CALLS)
+#: Answers of the LLM that proposed to submit (after one, it is not asked to explore again).
+LLM_SUBMITS = "llm_submits"
+TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS, TRUSTED_CALLS, LLM_SUBMITS)
 #: The start of `llm_off` (and of the steps' llm_reason) once the model timed out in an episode.
 BENCHED_REASON = "the model timed out at action #"
 

@@ -334,6 +334,23 @@ def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
     assert answers == [credit.should_ask(0.9, 0.2, -1, 0.08, "thread", i) for i in range(2000)]
 
 
+def test_exploration_goes_before_the_first_flag_and_stops_after_a_submit_proposal():
+    weight = credit.exploration_weight
+    assert weight(0, said_submit=False) == credit.EXPLORE_BEFORE_FIRST_FLAG > 1.0
+    assert weight(3, said_submit=False) == 1.0
+    assert weight(0, said_submit=True) == weight(3, said_submit=True) == 0.0
+
+    def explored(rate: float) -> int:
+        return sum(credit.should_ask(0.9, 0.2, -1, rate, "hard:7:1", i).ask for i in range(4000))
+
+    # the weight multiplies the share of steps explored, deterministically per step
+    rate = 0.05
+    before_flag, after = explored(rate * weight(0, False)), explored(rate * weight(2, False))
+    ratio = before_flag / after
+    assert 0.75 * credit.EXPLORE_BEFORE_FIRST_FLAG < ratio < 1.25 * credit.EXPLORE_BEFORE_FIRST_FLAG
+    assert explored(rate * weight(2, True)) == 0
+
+
 def test_the_stake_grows_with_the_record_and_bounds_trusted_calls_in_an_episode():
     C = credit.Credit
     assert credit.stake(C()) == credit.STAKE_MIN

@@ -137,6 +137,27 @@ def test_llm_decide_stops_trusting_the_llm_once_its_stake_is_spent(ctx) -> None:
     assert out["llm"]["status"] == "skipped" and "stake" in out["llm"]["reason"]
 
 
+def test_llm_decide_explores_the_report_and_stops_once_the_model_said_submit(ctx) -> None:
+    thread_id, state = started(ctx)
+    state |= call(nodes.rule_check, state, ctx, thread_id)
+    # an untrusted model (α at the floor, negative gain): asked only to explore
+    state |= {"alpha": 0.2, "llm_gain": -1.0, "explore_rate": 0.25, "llm_stake": 4}
+    assert state["view"]["flagged"] == 0  # reading the report: every step explored (4 × 0.25)
+    for episode in range(12):  # (the exploration draw is keyed by task, seed and episode)
+        out = call(nodes.llm_decide, {**state, "episode": episode}, ctx, thread_id)
+        assert out["llm"]["status"] == "ok" and out["llm"]["shadow"] is True
+    # the model proposed to submit earlier in the episode: later answers would repeat it
+    state["tally"] = {**state["tally"], "llm_submits": 1}
+    out = call(nodes.llm_decide, state, ctx, thread_id)
+    assert out["llm"]["status"] == "skipped" and "submit" in out["llm"]["reason"]
+
+
+def test_arbitrate_counts_the_llms_submit_proposals() -> None:
+    said = base_state(llm={"status": "ok", "shadow": True, "action": "submit", "tokens": 2})
+    assert nodes.arbitrate(said)["tally"]["llm_submits"] == 1
+    assert "llm_submits" not in nodes.arbitrate(base_state())["tally"]
+
+
 def test_arbitrate_never_acts_outside_the_legal_menu_or_on_errors() -> None:
     rogue = base_state(llm={"status": "ok", "action": "flag u_zzz", "tokens": 1})
     out = nodes.arbitrate(rogue)

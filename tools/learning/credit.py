@@ -48,6 +48,15 @@ SETTLED_AFTER = 40
 #: tied), at 2.3 s a call.
 DISAGREE_REF = 0.25
 DISAGREE_PRIOR_CALLS = 4
+#: Where the exploration calls go within an episode. Before the first flag, while the rule reads
+#: the starting accounts (the choice that decides an episode), a step is EXPLORE_BEFORE_FIRST_FLAG
+#: times as likely to be explored. Once the model has proposed to submit, no step is: the rule
+#: goes on, every later answer says submit again, and a winning submit is judged a tie. Measured
+#: with `expert:0.9` on hard `mixed` training campaigns 100-119, calls spread evenly: 39 % of
+#: its calls before the first flag were judged (113 better, 3 worse), 1.6 % of those once the
+#: ring was complete (841 of 896 were ties, most of them its submit), and trust came in round 4
+#: at the earliest.
+EXPLORE_BEFORE_FIRST_FLAG = 4.0
 #: A record already likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE) but not yet
 #: trusted explores up to this share: the sooner it is judged, the sooner it decides.
 EXPLORE_RATE_PROMISING = 0.25
@@ -290,6 +299,14 @@ def explore_rate(credit: Credit, every_task: Credit | None = None) -> float:
     promise = chance_better(model) / chance_better(Credit())
     informative = min(1.0, model.judged_share / DISAGREE_REF)
     return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise * informative)), 4)
+
+
+def exploration_weight(flagged: int, said_submit: bool) -> float:
+    """How much likelier than the episode's exploration rate this step is to be explored (see
+    EXPLORE_BEFORE_FIRST_FLAG): `flagged` accounts now, `said_submit` earlier in the episode."""
+    if said_submit:
+        return 0.0
+    return EXPLORE_BEFORE_FIRST_FLAG if flagged == 0 else 1.0
 
 
 def trusted(credit: Credit) -> bool:
