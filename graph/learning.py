@@ -44,16 +44,16 @@ def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
         stored = memory.alpha(task)
         alpha = stored if stored is not None else ALPHA_FLOOR
         # the seed asks whenever the rule is below α, never to explore, without a stake
-        gain, rate, stake = 1.0, 0.0, None
+        gain, rate, report, stake = 1.0, 0.0, 1.0, None
     else:
         alpha = credit_rules.credit_alpha(task, credit)
         gain = credit_rules.expected_gain(credit)
-        # exploring only pays when the answer is judged: never in evaluation (memory read-only)
-        rate = (
-            credit_rules.explore_rate(credit, credit_store.task_credit(memory, None))
-            if ctx.learn
-            else 0.0
-        )
+        if ctx.learn:
+            every_task = credit_store.task_credit(memory, None)
+            rate = credit_rules.explore_rate(credit, every_task)
+            report = credit_rules.report_weight(every_task)
+        else:  # exploring only pays when the answer is judged: never in evaluation (read-only)
+            rate, report = 0.0, 1.0
         stake = credit_rules.stake(credit)
     return {
         "weights_version": version,
@@ -61,6 +61,7 @@ def _pinned(ctx: Context, memory: Memory, task: str) -> dict[str, Any]:
         "alpha": alpha,
         "llm_gain": round(gain, 4),
         "explore_rate": rate,
+        "explore_report_weight": report,
         "llm_stake": stake,
     }
 

@@ -126,7 +126,7 @@ def _start_episode(state: EpisodeState, ctx: Context, thread_id: str) -> dict:
         "starting_ids": list(obs.visible_account_ids),
         "max_steps": task.max_steps,
         "max_actions": task.max_steps * ACTIONS_PER_STEP_BUDGET,
-        **pinned,  # weights_version, trace_yields, alpha, llm_gain, explore_rate, llm_stake
+        **pinned,  # weights_version, trace_yields, alpha, llm_gain, explore_rate, ..., llm_stake
         "insights": learned,
         "lesson_ids": [r.id for r in lessons],
         "few_shot_thread": best.thread_id if best else None,
@@ -180,7 +180,10 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         rule["confidence"],
         state["alpha"],
         state.get("llm_gain", 1.0),
-        state.get("explore_rate", 0.0) * exploration_weight(state["view"]["flagged"], said_submit),
+        state.get("explore_rate", 0.0)
+        * exploration_weight(
+            state["view"]["flagged"], said_submit, state.get("explore_report_weight", 1.0)
+        ),
         # keyed by what the episode is, not its thread id: a resumed or replayed run (new ids)
         # explores on the same steps
         f"{state['task']}:{state.get('seed')}:{state.get('episode', 0)}",

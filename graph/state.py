@@ -83,6 +83,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     trace_yields: dict[str, float]  # members a member's pivot reveals, per trace, pinned
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
+    explore_report_weight: float  # ... times this before the first flag (credit.report_weight)
     llm_stake: int | None  # trusted LLM calls allowed this episode (None: no bound)
     insights: list[str]  # the task's active insights at the start, as put in the prompt
     lesson_ids: list[int]

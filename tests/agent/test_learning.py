@@ -335,9 +335,17 @@ def test_should_ask_only_with_positive_gain_or_within_the_exploration_budget():
 
 
 def test_exploration_goes_before_the_first_flag_and_stops_after_a_submit_proposal():
-    weight = credit.exploration_weight
-    assert weight(0, said_submit=False) == credit.EXPLORE_BEFORE_FIRST_FLAG > 1.0
-    assert weight(3, said_submit=False) == 1.0
+    C = credit.Credit
+    # a model not behind the rule (no record yet, or ahead, or even) is judged sooner on the
+    # report; one that lost more than it won is not
+    k = credit.EXPLORE_BEFORE_FIRST_FLAG
+    assert credit.report_weight(C()) == credit.report_weight(C(3, 3, 9)) == k > 1.0
+    assert credit.report_weight(C(5, 1)) == k and credit.report_weight(C(2, 3)) == 1.0
+
+    def weight(flagged: int, said_submit: bool) -> float:
+        return credit.exploration_weight(flagged, said_submit, k)
+
+    assert weight(0, said_submit=False) == k and weight(3, said_submit=False) == 1.0
     assert weight(0, said_submit=True) == weight(3, said_submit=True) == 0.0
 
     def explored(rate: float) -> int:

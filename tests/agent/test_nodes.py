@@ -142,6 +142,7 @@ def test_llm_decide_explores_the_report_and_stops_once_the_model_said_submit(ctx
     state |= call(nodes.rule_check, state, ctx, thread_id)
     # an untrusted model (α at the floor, negative gain): asked only to explore
     state |= {"alpha": 0.2, "llm_gain": -1.0, "explore_rate": 0.25, "llm_stake": 4}
+    assert state["explore_report_weight"] == 4.0  # a fresh memory: the model is not behind
     assert state["view"]["flagged"] == 0  # reading the report: every step explored (4 × 0.25)
     for episode in range(12):  # (the exploration draw is keyed by task, seed and episode)
         out = call(nodes.llm_decide, {**state, "episode": episode}, ctx, thread_id)

@@ -44,6 +44,7 @@ def test_a_winning_record_decides_wherever_the_rule_is_not_near_certain(tmp_path
     pinned = _pinned_after(tmp_path, winning)
     assert pinned["alpha"] == credit.ALPHA_TRUSTED > ALPHA_CAPS["hard"]
     assert pinned["llm_stake"] is None  # no per-episode bound on its calls
+    assert pinned["explore_report_weight"] == credit.EXPLORE_BEFORE_FIRST_FLAG
     # above the task's cap, and however many calls it has made this episode
     assert _decides(pinned, 0.9) == "llm"
     assert _decides(pinned, 0.5, calls_so_far=500) == "llm"
@@ -64,6 +65,7 @@ def test_a_losing_record_stays_at_the_floor_and_is_not_asked(tmp_path):
     assert pinned["alpha"] == ALPHA_FLOOR and pinned["llm_gain"] < 0
     assert pinned["llm_stake"] == credit.STAKE_MIN
     assert pinned["explore_rate"] == credit.EXPLORE_FLOOR
+    assert pinned["explore_report_weight"] == 1.0  # behind the rule: not judged sooner
     assert _decides(pinned, 0.1) == "not asked"
     assert _decides(pinned, 0.5) == "not asked"
 
@@ -73,6 +75,7 @@ def test_the_seed_rule_ignores_the_credit(tmp_path):
     pinned = _pinned_after(tmp_path, winning, alpha_rule="seed")
     assert pinned["alpha"] == ALPHA_FLOOR and pinned["llm_stake"] is None
     assert pinned["llm_gain"] == 1.0 and pinned["explore_rate"] == 0.0
+    assert pinned["explore_report_weight"] == 1.0
 
 
 def test_a_model_that_mostly_agrees_elsewhere_explores_a_new_task_less(tmp_path):

@@ -50,8 +50,9 @@ DISAGREE_REF = 0.25
 DISAGREE_PRIOR_CALLS = 4
 #: Where the exploration calls go within an episode. Before the first flag, while the rule reads
 #: the starting accounts (the choice that decides an episode), a step is EXPLORE_BEFORE_FIRST_FLAG
-#: times as likely to be explored. Once the model has proposed to submit, no step is: the rule
-#: goes on, every later answer says submit again, and a winning submit is judged a tie. Measured
+#: times as likely to be explored, for a model not behind the rule (`report_weight`). Once the
+#: model has proposed to submit, no step is: the rule goes on, every later answer says submit
+#: again, and a winning submit is judged a tie. Measured
 #: with `expert:0.9` on hard `mixed` training campaigns 100-119, calls spread evenly: 39 % of
 #: its calls before the first flag were judged (113 better, 3 worse), 1.6 % of those once the
 #: ring was complete (841 of 896 were ties, most of them its submit), and trust came in round 4
@@ -301,12 +302,20 @@ def explore_rate(credit: Credit, every_task: Credit | None = None) -> float:
     return round(max(EXPLORE_FLOOR, min(cap, EXPLORE_RATE * promise * informative)), 4)
 
 
-def exploration_weight(flagged: int, said_submit: bool) -> float:
-    """How much likelier than the episode's exploration rate this step is to be explored (see
-    EXPLORE_BEFORE_FIRST_FLAG): `flagged` accounts now, `said_submit` earlier in the episode."""
+def report_weight(model: Credit) -> float:
+    """The weight of a step before the first flag for the next episode: EXPLORE_BEFORE_FIRST_FLAG
+    while the model (its record over every task) has won at least as many judged disagreements
+    as it lost, else 1: a model that is not ahead gains nothing from being judged sooner."""
+    return EXPLORE_BEFORE_FIRST_FLAG if model.better >= model.worse else 1.0
+
+
+def exploration_weight(flagged: int, said_submit: bool, before_first_flag: float) -> float:
+    """How much likelier than the episode's exploration rate this step is to be explored:
+    `before_first_flag` (the pinned `report_weight`) while nothing is flagged, 0 once the model
+    proposed to submit in the episode (`said_submit`), else 1."""
     if said_submit:
         return 0.0
-    return EXPLORE_BEFORE_FIRST_FLAG if flagged == 0 else 1.0
+    return before_first_flag if flagged == 0 else 1.0
 
 
 def trusted(credit: Credit) -> bool:
