@@ -52,11 +52,11 @@ DISAGREE_PRIOR_CALLS = 4
 #: the starting accounts (the choice that decides an episode), a step is EXPLORE_BEFORE_FIRST_FLAG
 #: times as likely to be explored, for a model not behind the rule (`report_weight`). Once the
 #: model has proposed to submit, no step is: the rule goes on, every later answer says submit
-#: again, and a winning submit is judged a tie. Measured
-#: with `expert:0.9` on hard `mixed` training campaigns 100-119, calls spread evenly: 39 % of
-#: its calls before the first flag were judged (113 better, 3 worse), 1.6 % of those once the
-#: ring was complete (841 of 896 were ties, most of them its submit), and trust came in round 4
-#: at the earliest.
+#: again, and a winning submit is judged a tie. Measured with `expert:0.9` on hard `mixed`
+#: training campaigns 100-119, calls spread evenly: 39 % of its calls before the first flag were
+#: judged (113 better, 3 worse), 1.6 % of those once the ring was complete (841 of 896 were ties,
+#: most of them its submit), and trust came in round 3 at the earliest (docs/design-decisions.md,
+#: "Where the exploration calls go").
 EXPLORE_BEFORE_FIRST_FLAG = 4.0
 #: A record already likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE) but not yet
 #: trusted explores up to this share: the sooner it is judged, the sooner it decides.
@@ -305,7 +305,7 @@ def explore_rate(credit: Credit, every_task: Credit | None = None) -> float:
 def report_weight(model: Credit) -> float:
     """The weight of a step before the first flag for the next episode: EXPLORE_BEFORE_FIRST_FLAG
     while the model (its record over every task) has won at least as many judged disagreements
-    as it lost, else 1: a model that is not ahead gains nothing from being judged sooner."""
+    as it lost, else 1: a model behind the rule gains nothing from being judged sooner."""
     return EXPLORE_BEFORE_FIRST_FLAG if model.better >= model.worse else 1.0
 
 
