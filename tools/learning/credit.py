@@ -239,8 +239,14 @@ def _value(
     page = pages.get((account or "", trace or ""))
     if page is None:
         return None
-    new = sum(a in ring and a not in inspected and a != account for a in page)
+    new = page_new_members(page, ring, inspected, account or "")
     return action_value(action, ring, flagged, win_recall, pivot_new_members=new)
+
+
+def page_new_members(page: Iterable[str], ring: set[str], inspected: set[str], source: str) -> int:
+    """What a pivot's page is worth to the judge: ring members on it not inspected yet, the
+    source left out (the expert's oracle counts the same way)."""
+    return sum(a in ring and a not in inspected and a != source for a in page)
 
 
 def _replay(kind: str, account: str | None, flagged: set[str], inspected: set[str]) -> None:

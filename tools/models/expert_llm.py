@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from fakegang.tools.learning.credit import action_value
+from fakegang.tools.learning.credit import action_value, page_new_members
 from fakegang.tools.models.fake_llm import _message_text, enum_from_schema, stand_in_reflection
 from fakegang.tools.models.json_structured import JsonSchemaChatModel
 from fakegang.tools.rules.actions import parse_step
@@ -70,12 +70,11 @@ def oracle_choice(episode: Any, choices: list[str]) -> str:
         kind, account, trace = parse_step(choice)
         new = None
         if kind == "pivot" and account and trace and episode.network.traces is not None:
-            # the page's members not inspected yet, as the debrief judges a pivot
-            # (tools/learning/credit.py `judge_steps`); counting members not yet *visible*
-            # instead, the oracle passed over pivots the judge then counted against it
+            # valued as the debrief judges a pivot; counting members not yet *visible* instead,
+            # the oracle passed over pivots the judge then counted against it
             net = episode.network
             page = net.traces.matches(net, trace, account)[:PAGE_SIZE]
-            new = sum(a in ring and a not in inspected and a != account for a in page)
+            new = page_new_members(page, ring, inspected, account)
         return action_value(choice, ring, flagged, recall, new)
 
     return max(choices, key=value)
