@@ -10,6 +10,7 @@ and step index.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -352,6 +353,7 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
             "reward": obs.reward,
             "message": obs.message,
             "steps_remaining": obs.steps_remaining,
+            "view": json.dumps(state.get("view"), separators=(",", ":")),  # observe's evidence
         }
     )
     return {

@@ -137,7 +137,10 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("fork", help="branch an episode at action K with another action")
     p.add_argument("thread_id")
-    p.add_argument("--at", type=int, required=True, metavar="K", help="action index to replace")
+    p.add_argument(
+        "--at", type=int, required=True, metavar="K",
+        help="the action to replace: #K, numbered from #0 as in replay, runs and the viewer",
+    )  # fmt: skip
     p.add_argument("--action", required=True, help='the new action, e.g. "flag u_1a2b3c"')
     _db(p)
     _env(p)

@@ -50,7 +50,10 @@ class PauseControl:
         """Show the pause; True to go on, False (EOF or `q`) to leave the run paused."""
         nxt = next_nodes[0]
         ran = PREVIOUS_NODE.get(nxt)
-        where = f"action #{values.get('action_count', 0)}"
+        count = values.get("action_count", 0)
+        if ran == "step_env" and values.get("last"):
+            count -= 1  # step_env has counted its action already: the line is that action's
+        where = f"action #{count}"
         if ran and (ran != "step_env" or values.get("last")):
             print(f"  ⏸ {where} · {ran:<10} {describe(ran, values)}", file=self.out)
         print(f"  ⏸ next: {nxt} — [Enter] continue, q to pause the run: ", end="", file=self.out)

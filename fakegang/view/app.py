@@ -21,8 +21,10 @@ from markupsafe import Markup
 
 from fakegang.view import db
 from fakegang.view.campaigns import campaign_groups
+from fakegang.view.casefile import case_file, to_markdown
 from fakegang.view.episode import load_episode
 from fakegang.view.learning import learning_data
+from fakegang.view.learning_charts import alpha_summary, baseline, weights_chart
 from fakegang.view.svg import Point, Series, line_chart
 
 HERE = Path(__file__).parent
@@ -143,6 +145,17 @@ def create_app(db_path: str | Path, *, token: str | None = None) -> FastAPI:
         data = load_episode(path, thread_id)
         return page(request, "episode.html", data=data, data_json=_json_for_script(data))
 
+    @app.get("/episode/{thread_id}/case-file")
+    def case_file_page(request: Request, thread_id: str, format: str = "html"):
+        if format not in ("html", "md", "json"):
+            return Response(f"unknown format {format!r}: html, md or json\n", status_code=400)
+        cf = case_file(load_episode(path, thread_id))
+        if format == "json":
+            return JSONResponse(json.loads(json.dumps(cf, default=str)))
+        if format == "md":
+            return Response(to_markdown(cf), media_type="text/markdown; charset=utf-8")
+        return page(request, "case_file.html", cf=cf)
+
     @app.get("/api/episode/{thread_id}")
     def episode_json(thread_id: str):
         return JSONResponse(json.loads(json.dumps(load_episode(path, thread_id), default=str)))
@@ -150,42 +163,15 @@ def create_app(db_path: str | Path, *, token: str | None = None) -> FastAPI:
     @app.get("/learning", response_class=HTMLResponse)
     def learning_page(request: Request):
         with db.read_only(path) as conn:
-            data = learning_data(conn)
-            alpha_rows = db.rows(
-                conn,
-                "select thread_id, run_id, episode, task, alpha_used, finished_at from episodes "
-                "where status = 'finished' and alpha_used is not null order by finished_at, rowid",
-            )
-        by_task: dict[str, list[Point]] = {}
-        for n, r in enumerate(alpha_rows, 1):
-            by_task.setdefault(r["task"], []).append(
-                Point(n, r["alpha_used"], href=f"/episode/{r['thread_id']}",
-                      title=f"{r['run_id']} episode {r['episode']}: α {r['alpha_used']:.2f}")
-            )  # fmt: skip
-        alpha_chart = line_chart(
-            [Series(t, p) for t, p in sorted(by_task.items())],
-            x_label="finished episode (all runs, in order)",
-            y_label="α used",
-            y_range=(0.0, 1.0),
-        )
-        fams = sorted({f for v in data["versions"] for f in v["families"]})
-        weights_chart = line_chart(
-            [
-                Series(f, [Point(v["version"], v["families"].get(f, 0.0),
-                                 title=f"v{v['version']} {f}: {v['families'].get(f, 0):.2f}")
-                           for v in data["versions"]])
-                for f in fams
-            ],
-            x_label="weights version",
-            y_label="weight / shipped",
-        )  # fmt: skip
+            data = learning_data(conn, path)
+            groups = campaign_groups(conn)
         return page(
             request,
             "learning.html",
             data=data,
-            alpha_chart=Markup(alpha_chart),
-            weights_chart=Markup(weights_chart),
-            families=fams,
+            alpha=alpha_summary(data["alpha_history"]),
+            weight_charts=[weights_chart(m) for m in data["memories"]],
+            baseline=baseline(groups),
         )
 
     @app.get("/campaigns", response_class=HTMLResponse)

@@ -10,6 +10,8 @@ with its action index instead of a silently wrong picture.
 The result is compact: per account the action index that revealed it (-1: a starting account),
 when it was inspected and the intervals it was flagged; per follow edge the action that made it
 known. The page computes the picture at any step from that without asking the server again.
+Which accounts are drawn alone and which in counted crowds is fakegang/view/layout.py's; why
+each flagged or missed account is in the case is fakegang/view/explain.py's.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from fakegang.tools.rules.actions import parse_step
-from fakegang.view.layout import radial_positions
+from fakegang.view.explain import Explainer, odds_note
+from fakegang.view.layout import group_case
 from fakegang_env.engine import Episode
 
 
@@ -30,9 +33,16 @@ def start_episode(
     return Episode(task, seed, tactics=tactics or "classic")
 
 
-def replay_case(episode: Episode, actions: list[str], messages: list[str | None]) -> dict[str, Any]:
-    """Apply `actions` in order; `messages` are the recorded replies (None: unknown)."""
+def replay_case(
+    episode: Episode,
+    actions: list[str],
+    messages: list[str | None],
+    explainer: Explainer | None = None,
+) -> dict[str, Any]:
+    """Apply `actions` in order; `messages` are the recorded replies (None: unknown).
+    With an `explainer`, each account flagged or missed at the end explains itself."""
     obs = episode.observation()
+    before_flag: dict[int, dict[str, Any]] = {}  # action index -> the observation it was taken on
     accounts: dict[str, dict[str, Any]] = {}
     for aid in obs["visible_account_ids"]:
         accounts[aid] = {"id": aid, "seen": -1, "by": None, "inspected": None, "flags": []}
@@ -43,6 +53,8 @@ def replay_case(episode: Episode, actions: list[str], messages: list[str | None]
     for n, action in enumerate(actions):
         kind, target, trace = parse_step(action)
         n_visible = len(accounts)
+        if kind == "flag" and explainer is not None:
+            before_flag[n] = obs
         obs = episode.step(kind, target, trace)
         recorded = messages[n] if n < len(messages) else None
         if diverged_at is None and recorded is not None and recorded != obs["message"]:
@@ -64,7 +76,7 @@ def replay_case(episode: Episode, actions: list[str], messages: list[str | None]
         if kind == "unflag" and target and accounts[target]["flags"]:
             accounts[target]["flags"][-1][1] = n
     known = set(edges) | {(b, a) for a, b in edges}
-    radial_positions(list(accounts.values()), revealer)
+    crowds = group_case(list(accounts.values()), revealer)
     final = obs
     ring = final.get("ring_ids") if final.get("done") else None
     debrief = None
@@ -81,8 +93,11 @@ def replay_case(episode: Episode, actions: list[str], messages: list[str | None]
             "recall": final.get("recall"),
             "precision": final.get("precision"),
         }
+    why = _why(accounts, revealer, final, debrief, before_flag, explainer, len(actions))
     return {
         "accounts": list(accounts.values()),
+        "crowds": crowds,
+        "why": why,
         "edges": [{"source": s, "target": t, "at": at} for (s, t), at in edges.items()],
         "reveals": [r for r in reveals if (r["source"], r["target"]) not in known],
         "starting": list(episode.network.starting_ids),
@@ -90,3 +105,43 @@ def replay_case(episode: Episode, actions: list[str], messages: list[str | None]
         "diverged_at": diverged_at,
         "actions_replayed": len(actions),
     }
+
+
+def _why(
+    accounts: dict[str, dict[str, Any]],
+    revealer: dict[str, str],
+    final: dict[str, Any],
+    debrief: dict[str, Any] | None,
+    before_flag: dict[int, dict[str, Any]],
+    explainer: Explainer | None,
+    n_actions: int,
+) -> dict[str, dict[str, Any]]:
+    """Per account flagged at the end (and each missed member once the ring is known): how it was
+    found, when it was inspected and flagged, its evidence, and whether it was a member."""
+    if explainer is None:
+        return {}
+    ring = set(debrief["ring"]) if debrief else None
+    wanted = list(final["flagged_ids"]) + sorted((ring or set()) - set(final["flagged_ids"]))
+    out = {}
+    for aid in wanted:
+        a = accounts.get(aid)
+        if a is None:  # a member the agent never saw
+            out[aid] = {"id": aid, "seen": None, "member": True, "evidence": None}
+            continue
+        last_flag = a["flags"][-1][0] if a["flags"] and a["flags"][-1][1] is None else None
+        if last_flag is not None and last_flag in before_flag:
+            evidence = explainer.explain(aid, last_flag, before_flag[last_flag])
+        else:
+            evidence = explainer.explain(aid, n_actions, final)
+        evidence["note"] = odds_note(evidence)
+        out[aid] = {
+            "id": aid,
+            "seen": a["seen"],
+            "by": a["by"],
+            "from": revealer.get(aid),
+            "inspected": a["inspected"],
+            "flagged": last_flag,
+            "member": (aid in ring) if ring is not None else None,
+            "evidence": evidence,
+        }
+    return out

@@ -3,28 +3,49 @@ and the debrief, as one JSON-ready dict the page steps through without further r
 
 Node outputs come from the checkpoints (fakegang/view/checkpoints.py). An episode whose history
 was not kept (`fakegang prune`, or a campaign round, which checkpoints only at exit) falls back
-to the `steps` table, which holds the rule's proposal, the LLM's answer, the arbitration, α and
-the environment's reply of every action, but not observe's evidence; the page says which
-source it shows.
+to the `steps` table, which holds the rule's proposal, the LLM's answer, the arbitration, α,
+the environment's reply and observe's evidence (its `view` column; a database written before
+that column has no observe panel there); the page says which source it shows.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from fakegang.tools.rules.engine import load_weights
 from fakegang.view import db
 from fakegang.view.case import replay_case, start_episode
 from fakegang.view.checkpoints import read_history
+from fakegang.view.explain import Explainer
+from fakegang.view.memories import side_file, weights_version
+
+#: What the page says about where the node outputs come from.
+SOURCES = {
+    "checkpoints": "the checkpoints",
+    "steps": "the steps table: this episode's checkpoint history was not kept",
+}
+
+
+def _view_of(row: dict[str, Any]) -> dict[str, Any] | None:
+    """Observe's evidence kept in the step row (None: a row written before it was kept)."""
+    try:
+        view = json.loads(row.get("view") or "null")
+    except ValueError:
+        return None
+    return view if isinstance(view, dict) else None
 
 
 def _from_steps_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per action the node outputs the `steps` table recorded (no observe evidence)."""
+    """Per action the node outputs the `steps` table recorded."""
     out = []
     for r in rows:
+        view = _view_of(r)
         out.append(
             {
                 "nodes": {
+                    **({"observe": {"view": view}} if view else {}),
                     "rule_check": {
                         "rule": {
                             "action": r["rule_action"],
@@ -101,7 +122,7 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
     source = "checkpoints"
     if not steps and step_rows:
         steps = _from_steps_table(step_rows)
-        source = "steps table (the checkpoint history of this episode was not kept)"
+        source = "steps"
     settings = db.settings_of(run[0]) if run else {}
     tactics = final.get("tactics") or settings.get("tactics")
     campaign, round_ = final.get("campaign"), final.get("round")
@@ -109,9 +130,16 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
     messages = [_reply_of(s) for s in steps]
     case = None
     case_error = None
+    memories = [path] + ([side_file(path, settings)] if settings.get("kind") == "campaign" else [])
+    weights, weights_source = weights_version(memories, ep["task"], final.get("weights_version"))
     try:
         episode = start_episode(ep["task"], ep["seed"], tactics, campaign, round_)
-        case = replay_case(episode, actions, messages)
+        explainer = Explainer(
+            list(episode.network.starting_ids),
+            weights or load_weights(),
+            final.get("trace_yields"),
+        )
+        case = replay_case(episode, actions, messages, explainer)
     except (ValueError, KeyError) as exc:  # an unknown task/playbook from another release
         case_error = f"the case could not be rebuilt: {exc}"
     result = (history["end"] or {}).get("result") or final.get("result")
@@ -122,6 +150,7 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
         "campaign": campaign,
         "round": round_,
         "source": source,
+        "source_note": SOURCES[source],
         "checkpoints": history["checkpoints"],
         "checkpoints_total": history["total"],
         "steps": steps,
@@ -130,6 +159,8 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
         "fork": fork[0] if fork else None,
         "case": case,
         "case_error": case_error,
+        "weights_source": weights_source,
+        "db": str(path),
         "prev": prev_id,
         "next": next_id,
     }

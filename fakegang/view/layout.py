@@ -1,71 +1,79 @@
-"""Where each account of the case is drawn: a radial tree of who revealed whom.
+"""Which accounts the case picture draws one by one, and which it collapses into counted crowds.
 
-The starting accounts sit on the inner ring; every other account sits one ring further out than
-the account whose inspection or investigation revealed it, inside the angle its revealer owns
-(angles shared out by subtree size). The picture itself says how the case grew, positions are
-fixed for the whole episode (nothing jumps while stepping), and the layout is linear in the
-number of accounts, where a force-directed layout in the page (Cytoscape's `cose`) took seconds
-on the 480 accounts of a long hard episode. Rings widen with their population so neighbours
-keep a minimum spacing; half of the circle is shared equally between the starting accounts so
-that those which revealed little do not pile up beside one that revealed much.
+A hard episode sees hundreds of accounts, most of them only named in a follow list: drawn one by
+one they bury the few the agent worked on. So the accounts that matter (starting, ever inspected,
+ever flagged, or revealed by a pivot) are drawn individually, and the rest of the accounts that one
+action revealed are drawn as one counted node ("+37") beside the account that revealed them.
+Membership is decided once from the whole episode, so nothing regroups while stepping.
+
+Each drawn node gets a `level`: the page lays them out with Cytoscape's `concentric` layout
+(labels included in the node sizes, overlap avoided), starting accounts in the middle, then the
+accounts that matter in the order they were seen, then the crowds outside. Levels are filled a
+ring at a time, each ring holding a few more nodes than the one inside it, so a long episode
+makes a disc rather than one huge circle.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-RING_STEP = 110.0  # px between rings
-MIN_SPACING = 18.0  # px between neighbours on a ring
+#: Nodes on the first ring around the starting accounts; each further ring holds RING_GROWTH more.
+FIRST_RING = 10
+RING_GROWTH = 6
 
 
-def radial_positions(accounts: list[dict[str, Any]], reveals_parent: dict[str, str]) -> None:
-    """Set `x`, `y` on each account dict; `reveals_parent` maps an account to its revealer."""
-    ids = [a["id"] for a in accounts]
-    known = set(ids)
-    children: dict[str | None, list[str]] = {}
-    for aid in ids:
-        parent = reveals_parent.get(aid)
-        children.setdefault(parent if parent in known else None, []).append(aid)
-    weight: dict[str, int] = {}
-    depth: dict[str, int] = {}
+def matters(account: dict[str, Any]) -> bool:
+    """Starting, inspected, flagged at some point, or revealed by a pivot (a shared trace)."""
+    by = account.get("by") or ""
+    return (
+        account["seen"] < 0
+        or account["inspected"] is not None
+        or bool(account["flags"])
+        or by.startswith("pivot")
+    )
 
-    def measure(node: str, d: int) -> int:  # iterative would be safer; trees here are shallow
-        depth[node] = d
-        weight[node] = max(1, sum(measure(c, d + 1) for c in children.get(node, [])))
-        return weight[node]
 
-    roots = children.get(None, [])
-    for r in roots:
-        measure(r, 1)
-    per_ring: dict[int, int] = {}
-    for d in depth.values():
-        per_ring[d] = per_ring.get(d, 0) + 1
-    radius: dict[int, float] = {}
-    last = 0.0
-    for d in sorted(per_ring):
-        needed = per_ring[d] * MIN_SPACING / (2 * math.pi)
-        last = max(last + RING_STEP, needed, d * RING_STEP)
-        radius[d] = last
-    if len(roots) == 1:
-        radius = {d: r - RING_STEP for d, r in radius.items()}
-    pos: dict[str, tuple[float, float]] = {}
+def _capacity(ring: int) -> int:
+    return FIRST_RING + RING_GROWTH * (ring - 1)
 
-    def place(node: str, start: float, span: float) -> None:
-        angle = start + span / 2
-        r = radius[depth[node]]
-        pos[node] = (round(r * math.cos(angle), 1), round(r * math.sin(angle), 1))
-        offset = start
-        for c in children.get(node, []):
-            share = span * weight[c] / weight[node]
-            place(c, offset, share)
-            offset += share
 
-    total = sum(weight[r] for r in roots) or 1
-    offset = -math.pi / 2
-    for r in roots:  # half the circle shared equally: starting accounts never pile up
-        share = 2 * math.pi * (0.5 / len(roots) + 0.5 * weight[r] / total)
-        place(r, offset, share)
-        offset += share
+def _levels(n: int, first: int) -> list[int]:
+    """Ring numbers, from `first` outwards, for `n` nodes in order (ring r holds _capacity(r))."""
+    out, ring, room = [], first, _capacity(first)
+    for _ in range(n):
+        if room == 0:
+            ring += 1
+            room = _capacity(ring)
+        out.append(ring)
+        room -= 1
+    return out
+
+
+def group_case(accounts: list[dict[str, Any]], revealer: dict[str, str]) -> list[dict[str, Any]]:
+    """Set `cluster` (None: drawn alone) and, for those drawn alone, `level` on each account;
+    return the crowds: one per revealing action, with its members and the account it hangs on."""
+    crowds: dict[int, dict[str, Any]] = {}
+    alone = []
     for a in accounts:
-        a["x"], a["y"] = pos.get(a["id"], (0.0, 0.0))
+        if matters(a):
+            a["cluster"] = None
+            alone.append(a)
+            continue
+        c = crowds.setdefault(
+            a["seen"],
+            {"id": f"crowd:{a['seen']}", "at": a["seen"], "by": a["by"],
+             "source": revealer.get(a["id"]), "members": []},
+        )  # fmt: skip
+        c["members"].append(a["id"])
+        a["cluster"] = c["id"]
+    for a in alone:
+        if a["seen"] < 0:
+            a["level"] = 0
+    later = sorted((a for a in alone if a["seen"] >= 0), key=lambda a: a["seen"])
+    for a, level in zip(later, _levels(len(later), 1), strict=True):
+        a["level"] = level
+    outer = (later[-1]["level"] + 1) if later else 1
+    ordered = sorted(crowds.values(), key=lambda c: c["at"])
+    for c, level in zip(ordered, _levels(len(ordered), outer), strict=True):
+        c["level"] = level
+    return ordered

@@ -16,8 +16,10 @@ FAKEGANG = [sys.executable, "-m", "fakegang.cli.main"]
 @dataclass(frozen=True)
 class ViewDb:
     path: Path
-    train_run: str
-    campaign_run: str
+    train_run: str  # 3 easy episodes
+    campaign_run: str  # the learning campaign (its memory is beside the file)
+    hard_run: str = ""  # one hard episode (a crowded case picture)
+    static_run: str = ""  # the same campaign with learning off
 
 
 def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -2,10 +2,12 @@
 
     python tests/view/screenshots.py --db DB [--out docs/img] [--step 6]
 
-Starts the viewer over DB on a free 127.0.0.1 port and saves three PNGs: the episode list of the
-newest training run (view-episodes.png), its first episode at action `--step`
-(view-episode.png) and the campaign page (view-campaigns.png). Not a test (pytest does not
-collect it); the docs' pictures come from it.
+Starts the viewer over DB on a free 127.0.0.1 port and saves five PNGs: the episode list of the
+newest training run (view-episodes.png), its first episode at action #`--step`
+(view-episode.png), the campaign page (view-campaigns.png), the learning page (view-learning.png,
+the whole page) and the debrief of the file's last hard episode (or of that first episode) with
+its case picture and why these accounts (view-debrief.png). Not a test (pytest does not collect
+it); the docs' pictures come from it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "helpers"))
 
 from env_fixtures import free_port  # noqa: E402
 from view_fixtures import FAKEGANG, wait_until_up  # noqa: E402
+
+NAMES = ("view-episodes.png", "view-episode.png", "view-campaigns.png", "view-learning.png",
+         "view-debrief.png")  # fmt: skip
 
 
 def newest_training(db: Path) -> tuple[str, str]:
@@ -38,6 +43,18 @@ def newest_training(db: Path) -> tuple[str, str]:
     finally:
         conn.close()
     raise SystemExit(f"{db} holds no training run")
+
+
+def last_hard_episode(db: Path) -> str | None:
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        row = conn.execute(
+            "select thread_id from episodes where task = 'hard' and status = 'finished' "
+            "order by finished_at desc limit 1"
+        ).fetchone()
+    finally:
+        conn.close()
+    return row[0] if row else None
 
 
 def _shrink(path: Path) -> None:
@@ -73,13 +90,20 @@ def main() -> int:
             page.screenshot(path=str(out / "view-episode.png"))
             page.goto(f"{base}/campaigns")
             page.screenshot(path=str(out / "view-campaigns.png"), full_page=False)
+            page.goto(f"{base}/learning")
+            page.screenshot(path=str(out / "view-learning.png"), full_page=True)
+            page.goto(f"{base}/episode/{last_hard_episode(db) or thread}")
+            page.wait_for_selector("body[data-ready='1']")
+            page.keyboard.press("End")
+            page.wait_for_selector("#debrief")
+            page.screenshot(path=str(out / "view-debrief.png"))
             browser.close()
-        for name in ("view-episodes.png", "view-episode.png", "view-campaigns.png"):
+        for name in NAMES:
             _shrink(out / name)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    print(f"wrote {out}/view-episodes.png, view-episode.png, view-campaigns.png")
+    print(f"wrote {', '.join(str(out / n) for n in NAMES)}")
     return 0
 
 

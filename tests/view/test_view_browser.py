@@ -175,9 +175,15 @@ def test_stepping_forward_shows_each_steps_node_outputs(page, viewer, view_db, t
             else:
                 page.click("#next")
         assert page.get_attribute("#stepper", "data-step") == str(k)
-        assert page.inner_text("#step-counter").startswith(f"action {k + 1} of {len(reference)}")
+        assert page.inner_text("#step-counter").startswith(f"action #{k} · ")
+        assert f"({len(reference)} actions: #0–#{len(reference) - 1})" in page.inner_text(
+            "#step-counter"
+        )
         assert _field(page, "action") == ref["decision"]["action"]
-        assert _field(page, "mode") == ref["decision"]["mode"]
+        assert page.get_attribute("[data-field='mode']", "data-mode") == ref["decision"]["mode"]
+        asked = ref["llm"]["status"] != "skipped"
+        if ref["decision"]["mode"] == "rule_override" and not asked:
+            assert _field(page, "mode") == "the rule (the LLM was not asked)"
         assert _field(page, "alpha") == f"{ref['alpha']:.2f}"
         assert _field(page, "rule-action") == ref["rule"]["action"]
         assert _field(page, "rule-confidence") == f"{ref['rule']['confidence']:.2f}"
@@ -196,6 +202,13 @@ def test_stepping_forward_shows_each_steps_node_outputs(page, viewer, view_db, t
     assert _field(page, "action") == reference[4]["decision"]["action"]
 
 
+COUNT_DRAWN = """() => {
+  const cy = window.fakegangView.cy;
+  const crowd = cy.nodes('.crowd').map(n => parseInt(n.data('label').slice(1), 10));
+  return cy.nodes(':visible').not('.crowd').length + crowd.reduce((a, b) => a + b, 0);
+}"""
+
+
 def test_case_picture_is_drawn_and_follows_the_steps(page, viewer, view_db, tmp_path):
     thread = _first_training_thread(view_db)
     reference = _reference_steps(view_db.path, thread, tmp_path)
@@ -204,7 +217,8 @@ def test_case_picture_is_drawn_and_follows_the_steps(page, viewer, view_db, tmp_
     for k in range(4):
         if k:
             page.keyboard.press("ArrowRight")
-        drawn = page.evaluate("window.fakegangView.cy.nodes(':visible').length")
+        # accounts drawn alone plus the members of the counted crowds drawn
+        drawn = page.evaluate(COUNT_DRAWN)
         assert drawn > 0
         # after action k the case holds what observe saw before action k + 1
         assert drawn == reference[k + 1]["view"]["visible"]
@@ -254,24 +268,194 @@ def test_campaign_point_opens_its_episode(page, viewer, view_db):
     assert len(rounds) == 3
     page.goto(viewer + "/campaigns")
     links = page.locator("svg.chart a.point-link")
-    assert links.count() == 3
-    hrefs = [links.nth(i).get_attribute("href") for i in range(3)]
-    assert hrefs == [f"/episode/{r['thread_id']}" for r in rounds]
-    links.nth(1).click()
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    n_static = len(
+        _rows(view_db.path, "select 1 from episodes where run_id = ?", [view_db.static_run])
+    )
+    assert n_static == 3
+    assert len(hrefs) == 3 * 3  # learning, prior and static (the oracle plays no episode)
+    mine = [f"/episode/{r['thread_id']}" for r in rounds]
+    assert [h for h in hrefs if h in mine] == mine
+    # the learning and prior lines can share a point: the link itself is clicked, not its spot
+    page.locator(f"svg.chart a.point-link[href='{mine[1]}']").dispatch_event("click")
     page.wait_for_selector("body[data-ready='1']")
     assert page.url.split("#")[0] == f"{viewer}/episode/{rounds[1]['thread_id']}"
     assert page.inner_text("h1").startswith(f"Episode {rounds[1]['episode']}")
     n_steps = _rows(
         view_db.path, "select count(*) n from steps where thread_id = ?", [rounds[1]["thread_id"]]
     )[0]["n"]
-    assert page.inner_text("#step-counter").startswith(f"action 1 of {n_steps}")
+    assert page.inner_text("#step-counter").startswith("action #0 · ")
+    assert f"({n_steps} actions: #0–#{n_steps - 1})" in page.inner_text("#step-counter")
 
 
-def test_learning_page_lists_what_was_learned(page, viewer, view_db):
+def _side_file(view_db) -> Path:
+    """The learning campaign's own memory, beside the database."""
+    from fakegang.view.memories import side_file
+
+    settings = json.loads(
+        _rows(view_db.path, "select settings from runs where run_id = ?", [view_db.campaign_run])[
+            0
+        ]["settings"]
+    )
+    return side_file(view_db.path, settings)
+
+
+def test_learning_page_shows_what_moved_in_the_campaign_and_fits_the_window(page, viewer, view_db):
+    from fakegang.view.db import read_only
+    from fakegang.view.learning import MOVED, memory_data
+
+    side = _side_file(view_db)
+    assert side.is_file()
+    with read_only(side) as conn:
+        memory = memory_data(conn, view_db.campaign_run)
+    assert memory["versions"], "the learning campaign refit after its rounds"
+    assert memory["insights"], "the learning campaign recorded insights"
     page.goto(viewer + "/learning")
-    versions = _rows(view_db.path, "select version from weight_versions order by version")
-    credit = _rows(view_db.path, "select thread_id from credit")
-    assert versions and credit
-    assert page.locator("table#versions tbody tr").count() == len(versions)
-    assert page.locator("table#credit tbody tr").count() == len(credit)
-    assert page.locator("svg.chart").count() >= 1
+    section = page.locator("section.memory", has_text="learning campaign 0")
+    assert section.count() == 1
+    # every weight version of the campaign's memory, and every insight, in words
+    assert section.locator("table.versions tbody tr").count() == len(memory["versions"])
+    assert section.locator("ul.insights li").count() == len(memory["insights"])
+    summary = section.locator(".moved-summary").inner_text()
+    moved = [f for f, d in memory["farthest"].items() if d >= MOVED]
+    if moved:  # what moved is named; the chart draws only those families
+        assert "refits moved the rule weights" in summary
+        assert all(f in summary for f in moved)
+        assert section.locator("svg.chart polyline").count() == len(moved)
+    else:
+        assert f"{len(memory['versions'])} refits, no weight moved" in summary
+    # each round of the campaign, with the refit it caused
+    assert section.locator("table.rounds tbody tr").count() == 3
+    # learning against the fixed baseline, from the campaign's two modes
+    base = page.locator("table#baseline tbody tr")
+    assert base.count() == 1
+    won = _rows(
+        view_db.path, "select sum(won) n, count(*) r from episodes where run_id = ?",
+        [view_db.campaign_run],
+    )[0]  # fmt: skip
+    assert f"{won['n']} of {won['r']}" in base.inner_text()
+    # a laptop window: under three window heights, and no wider than the window
+    height, width, inner = page.evaluate(
+        "[document.documentElement.scrollHeight, document.documentElement.scrollWidth, "
+        "window.innerWidth]"
+    )
+    assert height < 3 * 1000, height
+    assert width <= inner, (width, inner)
+
+
+def test_step_numbering_in_the_url_the_stepper_and_fork_name_the_same_action(
+    page, viewer, view_db, tmp_path
+):
+    import re
+    import shutil
+
+    from view_fixtures import run_cli
+
+    from fakegang.view.episode import load_episode
+
+    thread = _first_training_thread(view_db)
+    k = 4
+    page.goto(f"{viewer}/episode/{thread}#step={k}")
+    page.wait_for_selector("body[data-ready='1']")
+    shown = _field(page, "action")
+    assert page.get_attribute("#stepper", "data-step") == str(k)
+    assert page.inner_text("#step-counter").startswith(f"action #{k} · {shown}")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowLeft")
+    assert page.url.endswith(f"#step={k}")
+    command = page.inner_text("#fork-command")
+    at = int(re.search(r"--at (\d+)", command).group(1))
+    assert at == k and thread in command
+    recorded = _rows(
+        view_db.path, "select action from steps where thread_id = ? and idx = ?", [thread, at]
+    )[0]["action"]
+    assert recorded == shown
+    # the fork built from it replaces that very action
+    db = tmp_path / "copy.sqlite"
+    shutil.copyfile(view_db.path, db)
+    other = "submit" if shown != "submit" else "inspect " + shown.split()[-1]
+    out = run_cli("fork", thread, "--at", str(at), "--action", other, "--db", str(db)).stdout
+    assert f"at action #{at}" in out
+    assert re.search(rf"original : {re.escape(shown)}\s", out)
+    fork = next(w for w in out.split() if w.count("-") == 4 and w != thread)
+    data = load_episode(db, fork)
+    assert data["fork"]["at_index"] == at
+    assert data["steps"][at]["nodes"]["fork"]["decision"]["action"] == other
+
+
+LABEL_BOXES = """() => {
+  const cy = window.fakegangView.cy;
+  const z = cy.zoom();
+  return cy.nodes('.inspected, .flagged, .hit, .falseflag').map(n => {
+    const b = n.renderedBoundingBox({includeNodes: false, includeEdges: false,
+                                     includeLabels: true, includeOverlays: false});
+    const font = parseFloat(n.style('font-size'));
+    return {id: n.id(), x1: b.x1, x2: b.x2, y1: b.y1, y2: b.y2, w: b.w, shown: font * z};
+  });
+}"""
+
+
+def _overlaps(boxes: list[dict]) -> list[tuple[str, str]]:
+    out = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if a["x1"] < b["x2"] and b["x1"] < a["x2"] and a["y1"] < b["y2"] and b["y1"] < a["y2"]:
+                out.append((a["id"], b["id"]))
+    return out
+
+
+def test_hard_episode_labels_of_inspected_and_flagged_accounts_do_not_overlap(
+    page, viewer, view_db
+):
+    thread = _rows(
+        view_db.path, "select thread_id from episodes where run_id = ?", [view_db.hard_run]
+    )[0]["thread_id"]
+    _open_episode(page, viewer, thread)
+    page.keyboard.press("End")
+    page.wait_for_selector("#debrief")
+    boxes = page.evaluate(LABEL_BOXES)
+    inspected = _rows(
+        view_db.path, "select observation from observations where thread_id = ?", [thread]
+    )[0]["observation"]
+    n_inspected = len(json.loads(inspected)["inspected_ids"])
+    assert len(boxes) >= n_inspected > 10, "a hard episode inspects many accounts"
+    # labels are drawn at the default zoom (Cytoscape hides those under min-zoomed-font-size)
+    assert min(b["shown"] for b in boxes) >= 5.0
+    assert all(b["w"] > 0 for b in boxes)
+    assert _overlaps(boxes) == []
+    # the crowd is collapsed: far fewer nodes than accounts seen
+    nodes = page.evaluate("window.fakegangView.cy.nodes().length")
+    seen = int(page.get_attribute("#case-graph", "data-visible-nodes"))
+    assert nodes < seen / 2, (nodes, seen)
+
+
+def test_why_this_account_explains_each_flagged_and_missed_account(page, viewer, view_db):
+    thread = _first_training_thread(view_db)
+    final = json.loads(
+        _rows(view_db.path, "select observation from observations where thread_id = ?", [thread])[
+            0
+        ]["observation"]
+    )
+    ring, flagged = set(final["ring_ids"]), set(final["flagged_ids"])
+    _open_episode(page, viewer, thread)
+    page.keyboard.press("End")
+    page.wait_for_selector("#why")
+    panels = page.locator("#why .why")
+    ids = {panels.nth(i).get_attribute("data-account") for i in range(panels.count())}
+    assert ids == flagged | ring
+    for i in range(panels.count()):
+        p = panels.nth(i)
+        aid = p.get_attribute("data-account")
+        text = p.inner_text()
+        if aid in flagged:
+            assert "log-odds" in text and "P(ring)" in text  # the evidence, feature by feature
+            assert ("member: hit" if aid in ring else "innocent: false flag") in text
+        else:
+            assert "member: missed" in text
+    # the printable case file lists the same accounts
+    page.click("#case-file-link")
+    page.wait_for_selector("article.case-file")
+    listed = page.eval_on_selector_all(
+        "article.case-file section.entry", "s => s.map(e => e.dataset.account)"
+    )
+    assert set(listed) == flagged | ring

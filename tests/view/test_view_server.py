@@ -7,6 +7,7 @@ The app is driven through Starlette's TestClient (in-process HTTP) over the fixt
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -130,9 +131,12 @@ def test_a_campaign_round_falls_back_to_the_steps_table(view_db):
     client = TestClient(create_app(view_db.path))
     thread = _threads(view_db.path, view_db.campaign_run)[0]
     data = client.get(f"/api/episode/{thread}").json()
-    assert data["source"].startswith("steps table")
+    assert data["source"] == "steps" and "not kept" in data["source_note"]
     assert data["campaign"] == 0 and data["round"] == 0 and data["tactics"] == "mixed"
-    assert data["steps"] and "observe" not in data["steps"][0]["nodes"]
+    # observe's evidence is kept in the step rows: the first action saw the starting accounts
+    first = data["steps"][0]["nodes"]["observe"]["view"]
+    assert first["visible"] == len(data["case"]["starting"]) and first["inspected"] == 0
+    assert all("observe" in s["nodes"] for s in data["steps"])
     assert data["case"]["diverged_at"] is None  # the round was rebuilt with its own playbook
     assert data["case"]["debrief"]["ring"]
 
@@ -143,7 +147,8 @@ def test_a_training_writing_the_file_is_seen_live(view_db, tmp_path):
     db = tmp_path / "live.sqlite"
     shutil.copyfile(view_db.path, db)
     client = TestClient(create_app(db))
-    assert client.get("/").text.count("/runs/r") == 1
+    runs_before = client.get("/").text.count("/runs/r")
+    assert runs_before >= 1
     writer = subprocess.Popen(
         [*FAKEGANG, "train", "--model", "fake", "--episodes", "2", "--task", "easy",
          "--db", str(db), "--log-dir", str(tmp_path / "logs")],
@@ -156,7 +161,7 @@ def test_a_training_writing_the_file_is_seen_live(view_db, tmp_path):
     finally:
         writer.wait(timeout=300)
     assert writer.returncode == 0, writer.stderr.read()[-2000:]
-    assert client.get("/").text.count("/runs/r") == 2
+    assert client.get("/").text.count("/runs/r") == runs_before + 1
 
 
 def test_replay_still_works_next_to_the_viewer(view_db, tmp_path):
@@ -209,8 +214,13 @@ def test_node_outputs_from_writes_equal_the_replay_history_forks_and_pruning_inc
     # pruned: only the head checkpoint is left, the steps table speaks for the actions
     run_cli("prune", "--keep-last", "0", "--db", str(db))
     data = load_episode(db, parent)
-    assert data["checkpoints"] == 1 and data["source"].startswith("steps table")
+    assert data["checkpoints"] == 1 and data["source"] == "steps"
     assert len(data["steps"]) == len(_steps(db, parent))
+    # observe's evidence survives the pruning, equal to what the checkpoints held
+    before = [
+        r.values["view"] for r in _public_records(view_db.path, parent) if r.node == "observe"
+    ]
+    assert [s["nodes"]["observe"]["view"] for s in data["steps"]] == before
     assert data["case"]["diverged_at"] is None
 
 
@@ -222,22 +232,170 @@ def _steps(db: Path, thread_id: str) -> list:
         conn.close()
 
 
-def test_a_trace_yields_table_is_shown_as_it_is_when_present(view_db, tmp_path):
-    """Any `*yield*` table is listed raw, whatever its columns; without one, no section."""
+def test_trace_yields_are_summarised_per_trace_and_what_moved_is_named(view_db, tmp_path):
+    """A memory without trace yields has no such section; with them, each trace shows its
+    shipped and latest yield, and one that moved is named in the summary."""
     bare = tmp_path / "bare.sqlite"
     shutil.copyfile(view_db.path, bare)
     conn = sqlite3.connect(str(bare))
-    conn.execute("drop table if exists trace_yields")
+    conn.execute("delete from trace_yields")
     conn.commit()
     conn.close()
-    assert "Trace yields" not in TestClient(create_app(bare)).get("/learning").text
-    db = tmp_path / "copy.sqlite"
-    shutil.copyfile(bare, db)
+    assert "trace yields (" not in TestClient(create_app(bare)).get("/learning").text
+    conn = sqlite3.connect(str(bare))
+    conn.executemany(
+        "insert into trace_yields (key, thread_id, task, trace, pivots, members, page_members, "
+        "page_innocents, estimate, created_at) values (?, ?, 'easy', ?, 2, 1.0, 3, 4, ?, ?)",
+        [("t1:ip", "t1", "ip", 7.0, "2026-01-01"), ("t2:ip", "t2", "ip", 4.5, "2026-01-02"),
+         ("t1:photo", "t1", "photo", 3.0, "2026-01-01")],
+    )  # fmt: skip
+    conn.commit()
+    conn.close()
+    page = TestClient(create_app(bare)).get("/learning").text
+    assert "trace yields (2 traces; the latest 3 rows)" in page
+    assert "easy ip 9.0 → 4.5" in page  # the shipped easy ip yield is 9.0: it moved
+    assert "photo 3.0 →" not in page  # photo stayed at its shipped 3.0
+
+
+def test_learning_reads_each_campaigns_own_memory_and_says_when_it_is_gone(view_db, tmp_path):
+    from fakegang.view.memories import side_file
+
+    db = tmp_path / "runs.sqlite"
+    shutil.copyfile(view_db.path, db)
     conn = sqlite3.connect(str(db))
-    conn.execute("create table trace_yields (trace text, members int, innocents int)")
-    conn.execute("insert into trace_yields values ('shared_ip', 4, 1), ('cofollow', 2, 3)")
+    settings = json.loads(
+        conn.execute(
+            "select settings from runs where run_id = ?", [view_db.campaign_run]
+        ).fetchone()[0]
+    )
+    conn.close()
+    source = side_file(view_db.path, settings)
+    page = TestClient(create_app(db)).get("/learning").text
+    assert "learning campaign 0" not in page  # not copied yet: the page says it is missing
+    assert (
+        f"{view_db.campaign_run}: its memory {side_file(db, settings).name} is not beside" in page
+    )
+    shutil.copyfile(source, side_file(db, settings))
+    page = TestClient(create_app(db)).get("/learning").text
+    assert "learning campaign 0" in page and "is not beside" not in page
+    assert "No insight recorded in this memory" not in page.split("learning campaign 0")[1]
+    # a side file of another invocation (no such run row) is not taken for this campaign's
+    conn = sqlite3.connect(str(side_file(db, settings)))
+    conn.execute("delete from runs")
+    conn.commit()
+    conn.close()
+    assert "is not beside" in TestClient(create_app(db)).get("/learning").text
+
+
+def test_the_operators_move_is_shown_next_to_each_round(view_db, tmp_path):
+    """An adaptive campaign round's debrief (`operator` on its final observation) names the
+    operator's move: the learning page shows it in words next to that round's refit."""
+    from fakegang.view.memories import side_file
+
+    db = tmp_path / "runs.sqlite"
+    shutil.copyfile(view_db.path, db)
+    conn = sqlite3.connect(str(db))
+    settings = json.loads(
+        conn.execute(
+            "select settings from runs where run_id = ?", [view_db.campaign_run]
+        ).fetchone()[0]
+    )
+    conn.close()
+    side = side_file(db, settings)
+    shutil.copyfile(side_file(view_db.path, settings), side)
+    conn = sqlite3.connect(str(side))
+    first = conn.execute(
+        "select thread_id from episodes where run_id = ? order by episode", [view_db.campaign_run]
+    ).fetchone()[0]
+    obs = json.loads(
+        conn.execute(
+            "select observation from observations where thread_id = ?", [first]
+        ).fetchone()[0]
+    )
+    obs["operator"] = {"round": 0, "playbook": {"ip": 0.2, "content": 1.0}, "cost": 1.2,
+                       "members": 10, "caught": 4, "survival": 0.6,
+                       "reason": "ip pivots found it", "move": "ip"}  # fmt: skip
+    conn.execute(
+        "update observations set observation = ? where thread_id = ?", [json.dumps(obs), first]
+    )
     conn.commit()
     conn.close()
     page = TestClient(create_app(db)).get("/learning").text
-    assert "Trace yields (trace_yields)" in page
-    assert "<td>shared_ip</td><td>4</td><td>1</td>" in page.replace("\n", "")
+    cells = page.split('class="left operator">')[1:]
+    assert len(cells) == 3
+    assert cells[0].startswith("weakened ip · survival 0.60 (4 of 10 caught): ip pivots found it")
+    assert cells[1].startswith("–") and cells[2].startswith("–")
+
+
+def test_case_file_lists_the_flagged_accounts_with_their_evidence(view_db):
+    client = TestClient(create_app(view_db.path))
+    thread = _threads(view_db.path, view_db.train_run)[0]
+    final = json.loads(_final_observation(view_db.path, thread))
+    ring, flagged = set(final["ring_ids"]), set(final["flagged_ids"])
+    cf = client.get(f"/episode/{thread}/case-file?format=json").json()
+    assert {e["account"] for e in cf["flagged"]} == flagged
+    assert {e["account"] for e in cf["missed"]} == ring - flagged
+    for e in cf["flagged"]:
+        assert e["member"] == (e["account"] in ring)
+        assert e["flagged_at"] is not None and e["evidence"]["features"]
+    md = client.get(f"/episode/{thread}/case-file?format=md")
+    assert md.headers["content-type"].startswith("text/markdown")
+    assert all(f"### {a}:" in md.text for a in flagged)
+    html = client.get(f"/episode/{thread}/case-file")
+    assert html.status_code == 200 and "Case file: episode" in html.text
+    bad = client.get(f"/episode/{thread}/case-file?format=pdf")
+    assert bad.status_code == 400 and "html, md or json" in bad.text
+    assert client.get("/episode/nope/case-file").status_code == 404
+
+
+def _final_observation(db: Path, thread_id: str) -> str:
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        return conn.execute(
+            "select observation from observations where thread_id = ?", [thread_id]
+        ).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_evidence_contributions_add_up_to_the_profile_score(view_db):
+    """Each listed contribution is weight x value, and with every feature listed the bias plus
+    the contributions is the profile model's log-odds."""
+    import math
+
+    from fakegang.view import explain
+    from fakegang.view.episode import load_episode
+
+    thread = _threads(view_db.path, view_db.train_run)[0]
+    old = explain.TOP_FEATURES
+    explain.TOP_FEATURES = 100
+    try:
+        why = load_episode(view_db.path, thread)["case"]["why"]
+    finally:
+        explain.TOP_FEATURES = old
+    checked = 0
+    for w in why.values():
+        e = w["evidence"]
+        if not e or e["model"] != "profile":
+            continue
+        z = e["bias"] + sum(f[2] for f in e["features"])
+        assert abs(1 / (1 + math.exp(-z)) - e["profile_score"]) < 0.01
+        checked += 1
+    assert checked > 0
+
+
+def test_the_crowd_is_grouped_per_revealing_action_and_levels_fill_outwards():
+    from fakegang.view.layout import group_case
+
+    def acc(aid, seen, by=None, inspected=None, flags=()):
+        return {"id": aid, "seen": seen, "by": by, "inspected": inspected, "flags": list(flags)}
+
+    accounts = [acc("s1", -1, inspected=0), acc("a", 0, "inspect s1"), acc("b", 0, "inspect s1"),
+                acc("c", 0, "inspect s1", inspected=1), acc("d", 1, "inspect c", flags=[[2, None]]),
+                acc("e", 1, "inspect c"), acc("p", 3, "pivot c ip")]  # fmt: skip
+    crowds = group_case(accounts, {"a": "s1", "b": "s1", "c": "s1", "d": "c", "e": "c", "p": "c"})
+    assert [(c["at"], c["members"], c["source"]) for c in crowds] == [
+        (0, ["a", "b"], "s1"), (1, ["e"], "c")]  # fmt: skip
+    alone = {a["id"]: a["level"] for a in accounts if a["cluster"] is None}
+    assert alone == {"s1": 0, "c": 1, "d": 1, "p": 1}
+    assert all(c["level"] > max(alone.values()) for c in crowds)

@@ -34,6 +34,7 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
         ensure_learning_tables(db)
         # from before the tactics model (their versions keep NULL: no tactics inferred)
         add_missing_columns(db, "weight_versions", {"tactics": str})
+        add_missing_columns(db, "steps", {"view": str})  # from before observe's was kept
         stamp_schema(db.conn)  # schema version + application id for `fakegang db check`
 
 
@@ -79,6 +80,7 @@ def _ensure_core_tables(db: sqlite_utils.Database) -> None:
             "reward": float,
             "message": str,
             "steps_remaining": int,
+            "view": str,  # observe's evidence (JSON): what the viewer shows without checkpoints
         },
         pk=("thread_id", "idx"),
         if_not_exists=True,

@@ -78,10 +78,11 @@
       row(p, "cost", num(l.latency_s, 2) + " s · " + (l.tokens || 0) + " tokens");
       return p;
     },
-    arbitrate: function (o, name) {
+    arbitrate: function (o, name, asked) {
       var d = o.decision || {};
       var p = panel(name || "arbitrate", name || "arbitrate", name === "fork" ? "a person changed the action" : "who decides");
-      row(p, "mode", d.mode, "mode");
+      var m = row(p, "decided by", modeWords(d.mode, asked), "mode");
+      m.setAttribute("data-mode", d.mode || "");
       row(p, "action", d.action, "action");
       row(p, "α", num(o.alpha, 2), "alpha");
       return p;
@@ -98,7 +99,16 @@
       return p;
     },
   };
-  renderers.fork = function (o) { return renderers.arbitrate(o, "fork"); };
+  renderers.fork = function (o) { return renderers.arbitrate(o, "fork", true); };
+  /* The arbitration mode in words: `rule_override` only means the rule overrode an answer when
+   * the LLM was asked at all. */
+  function modeWords(mode, asked) {
+    if (mode === "agree") return "agree: the rule and the LLM chose the same action";
+    if (mode === "llm") return "llm: the LLM's choice";
+    if (mode === "fork") return "fork: the action a person chose";
+    if (mode === "rule_override") return asked ? "rule_override: the rule's choice over the LLM's" : "the rule (the LLM was not asked)";
+    return mode || "–";
+  }
   var ORDER = ["observe", "rule_check", "llm_decide", "arbitrate", "fork", "step_env"];
 
   function renderNodes(k) {
@@ -109,17 +119,24 @@
       return;
     }
     var s = steps[k];
+    var llm = (s.nodes.llm_decide || {}).llm || {};
+    var asked = !!(llm.status && llm.status !== "skipped");
     ORDER.forEach(function (name) {
-      if (s.nodes[name]) box.appendChild(renderers[name](s.nodes[name]));
+      if (s.nodes[name]) box.appendChild(renderers[name](s.nodes[name], undefined, asked));
     });
     if (!s.nodes.observe) {
-      box.insertBefore(el("p", "meta", "observe's evidence is not recorded for this episode (" + data.source + ")."), box.firstChild);
+      box.insertBefore(el("p", "meta", "observe's evidence was not kept for this episode: it was " +
+        "recorded before the steps table kept it, and its checkpoint history is gone."), box.firstChild);
     }
   }
 
   /* ---------------------------------------------------------------- the case */
+  /* Accounts that matter (starting, inspected, flagged, revealed by a pivot) are drawn one by
+   * one; the rest of what one action revealed is one counted crowd node (fakegang/view/layout.py).
+   * Positions come from Cytoscape's concentric layout, run once over the whole episode with the
+   * labels counted in each node's size, so labels do not overlap and nothing moves while stepping. */
   var caseData = data.case;
-  var acc = {};
+  var acc = {}, crowds = {};
   var cy = null;
   function actionOf(k) {
     var s = steps[k];
@@ -136,6 +153,29 @@
   function flaggedAt(a, k) {
     return a.flags.some(function (f) { return f[0] <= k && (f[1] === null || f[1] > k); });
   }
+  function alone(id) { return acc[id] && !acc[id].cluster; }
+
+  var STYLE = [
+    { selector: "node", style: { "background-color": "#d9dee7", "label": "data(label)",
+      "font-size": 9, "min-zoomed-font-size": 5, "color": "#475467", "width": 14, "height": 14,
+      "text-valign": "bottom", "text-margin-y": 2, "border-width": 0 } },
+    { selector: "node.crowd", style: { "shape": "round-rectangle", "width": "data(size)", "height": 12,
+      "background-color": "#eef1f5", "border-width": 1, "border-color": "#c3cad5", "label": "data(label)",
+      "text-valign": "center", "text-margin-y": 0, "font-size": 8, "color": "#667085" } },
+    { selector: "node.start", style: { "border-width": 2, "border-color": "#1d2330" } },
+    { selector: "node.inspected", style: { "background-color": "#6c8ebf", "width": 18, "height": 18 } },
+    { selector: "node.new", style: { "background-color": "#ffe082" } },
+    { selector: "node.flagged", style: { "border-width": 4, "border-color": "#ff7f0e" } },
+    { selector: "node.target", style: { "width": 24, "height": 24, "font-weight": "bold", "color": "#1d2330" } },
+    { selector: "node.hit", style: { "background-color": "#2e7d32" } },
+    { selector: "node.miss", style: { "background-color": "#c62828" } },
+    { selector: "node.crowd.miss", style: { "background-color": "#fbe4e4", "border-color": "#c62828", "color": "#c62828" } },
+    { selector: "node.falseflag", style: { "background-color": "#e377c2" } },
+    { selector: "edge", style: { "width": 1, "line-color": "#c3cad5", "curve-style": "straight",
+      "target-arrow-shape": "triangle", "target-arrow-color": "#c3cad5", "arrow-scale": 0.6 } },
+    { selector: "edge.reveal", style: { "line-style": "dashed", "line-color": "#e3e7ee",
+      "target-arrow-shape": "none" } },
+  ];
 
   function buildGraph() {
     var box = document.getElementById("case-graph");
@@ -143,73 +183,108 @@
       box.textContent = data.case_error || "The case could not be rebuilt.";
       return;
     }
+    var maxLevel = 0;
     caseData.accounts.forEach(function (a) {
       acc[a.id] = a;
-      nodeDefs.push({ group: "nodes", data: { id: a.id, label: a.id.slice(-4) },
-        position: { x: a.x, y: a.y }, at: a.seen });
+      if (a.cluster) return;
+      maxLevel = Math.max(maxLevel, a.level);
+      nodeDefs.push({ group: "nodes", data: { id: a.id, label: a.id.slice(-4), level: a.level }, at: a.seen });
+    });
+    (caseData.crowds || []).forEach(function (c) {
+      crowds[c.id] = c;
+      maxLevel = Math.max(maxLevel, c.level);
+      nodeDefs.push({ group: "nodes", classes: "crowd", at: c.at, data: { id: c.id,
+        label: "+" + c.members.length, level: c.level, size: Math.min(40, 18 + 4 * Math.sqrt(c.members.length)) } });
     });
     caseData.edges.forEach(function (e) {
+      if (!alone(e.source) || !alone(e.target)) return;
       edgeDefs.push({ group: "edges", at: e.at, classes: "follow", data: { id: "f:" + e.source + ">" + e.target,
         source: e.source, target: e.target, kind: "follow" } });
     });
     caseData.reveals.forEach(function (e) {
+      if (!alone(e.source) || !alone(e.target)) return;
       edgeDefs.push({ group: "edges", at: e.at, classes: "reveal", data: { id: "r:" + e.source + ">" + e.target,
         source: e.source, target: e.target, kind: "reveal" } });
     });
-    cy = cytoscape({
-      container: box,
-      elements: [], // added as the steps reveal them: the page opens with the starting accounts
-      minZoom: 0.1,
-      maxZoom: 6,
-      style: [
-        { selector: "node", style: { "background-color": "#d9dee7", "label": "data(label)",
-          "font-size": 8, "min-zoomed-font-size": 6, "color": "#667085", "width": 14, "height": 14, "text-valign": "bottom",
-          "text-margin-y": 2, "border-width": 0 } },
-        { selector: "node.start", style: { "border-width": 2, "border-color": "#1d2330" } },
-        { selector: "node.inspected", style: { "background-color": "#6c8ebf", "width": 18, "height": 18 } },
-        { selector: "node.new", style: { "background-color": "#ffe082" } },
-        { selector: "node.flagged", style: { "border-width": 4, "border-color": "#ff7f0e" } },
-        { selector: "node.target", style: { "width": 26, "height": 26, "font-weight": "bold", "color": "#1d2330", "font-size": 10 } },
-        { selector: "node.hit", style: { "background-color": "#2e7d32" } },
-        { selector: "node.miss", style: { "background-color": "#c62828" } },
-        { selector: "node.falseflag", style: { "background-color": "#e377c2" } },
-        { selector: "edge", style: { "width": 1, "line-color": "#c3cad5", "curve-style": "straight",
-          "target-arrow-shape": "triangle", "target-arrow-color": "#c3cad5", "arrow-scale": 0.6 } },
-        { selector: "edge.reveal", style: { "line-style": "dashed", "line-color": "#e3e7ee",
-          "target-arrow-shape": "none" } },
-      ],
-      layout: { name: "preset" }, // positions from the server: a radial tree of who revealed whom
+    (caseData.crowds || []).forEach(function (c) {
+      if (!c.source || !alone(c.source)) return;
+      edgeDefs.push({ group: "edges", at: c.at, classes: "reveal", data: { id: "r:" + c.source + ">" + c.id,
+        source: c.source, target: c.id, kind: "reveal" } });
     });
+    cy = cytoscape({ container: box, elements: [], minZoom: 0.1, maxZoom: 6, style: STYLE,
+      layout: { name: "preset" } });
+    layOut(maxLevel);
     cy.on("tap", "node", function (evt) { describeAccount(evt.target.id()); });
     document.getElementById("fit").addEventListener("click", fitWhole);
   }
 
+  /* Every node the episode will draw, in its largest look (inspected, flagged), laid out once by
+   * the concentric layout; the positions are kept and the elements removed again: the page then
+   * adds them as the steps reveal them. */
+  function layOut(maxLevel) {
+    cy.batch(function () {
+      cy.add(nodeDefs.map(function (def) {
+        var a = acc[def.data.id];
+        var cls = crowds[def.data.id] ? "crowd" : [a.seen < 0 ? "start" : "", a.inspected !== null ? "inspected" : "",
+          a.flags.length ? "flagged" : ""].join(" ");
+        return { group: "nodes", data: def.data, classes: cls };
+      }));
+    });
+    cy.layout({ name: "concentric", concentric: function (n) { return maxLevel - n.data("level"); },
+      levelWidth: function () { return 1; }, minNodeSpacing: 6, avoidOverlap: true,
+      nodeDimensionsIncludeLabels: true, animate: false, fit: false, startAngle: 1.5 * Math.PI }).run();
+    nodeDefs.forEach(function (def) {
+      var p = cy.getElementById(def.data.id).position();
+      def.position = { x: p.x, y: p.y };
+    });
+    cy.elements().remove();
+  }
+
   /* Fit the whole case (hidden accounts included, which cy.fit would skip) from positions. */
   function fitWhole() {
-    if (!cy || !caseData.accounts.length) return;
-    var xs = caseData.accounts.map(function (a) { return a.x; });
-    var ys = caseData.accounts.map(function (a) { return a.y; });
-    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
-    var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
-    var pad = 30, w = cy.width(), h = cy.height();
+    if (!cy || !nodeDefs.length) return;
+    var xs = nodeDefs.map(function (d) { return d.position.x; });
+    var ys = nodeDefs.map(function (d) { return d.position.y; });
+    var x0 = Math.min.apply(null, xs) - 20, x1 = Math.max.apply(null, xs) + 20;
+    var y0 = Math.min.apply(null, ys) - 20, y1 = Math.max.apply(null, ys) + 30;
+    var pad = 10, w = cy.width(), h = cy.height();
     var zoom = Math.min((w - 2 * pad) / Math.max(1, x1 - x0), (h - 2 * pad) / Math.max(1, y1 - y0), 2);
     cy.viewport({ zoom: zoom, pan: { x: w / 2 - zoom * (x0 + x1) / 2, y: h / 2 - zoom * (y0 + y1) / 2 } });
   }
 
+  function revealedBy(a) {
+    if (a.seen === null || a.seen === undefined) return "never seen by the agent";
+    if (a.seen < 0) return "a starting account (the report)";
+    return "revealed by action #" + a.seen + " (" + a.by + ")";
+  }
   function describeAccount(id) {
-    var a = acc[id];
-    var parts = [id + ":"];
-    parts.push(a.seen < 0 ? "a starting account" : "revealed by action #" + a.seen + " (" + a.by + ")");
-    if (a.inspected !== null) parts.push("inspected at #" + a.inspected);
-    a.flags.forEach(function (f) { parts.push("flagged at #" + f[0] + (f[1] !== null ? ", unflagged at #" + f[1] : "")); });
+    var info = document.getElementById("account-info");
+    var atEnd = pos >= steps.length;
     var d = caseData.debrief;
-    if (d && pos >= steps.length) parts.push(d.ring.indexOf(id) >= 0 ? "ring member" : "innocent");
-    document.getElementById("account-info").textContent = parts.join(" · ");
+    var c = crowds[id];
+    if (c) {
+      var parts = [c.members.length + " accounts revealed by action #" + c.at + " (" + c.by + ")" +
+        (c.source ? " from " + c.source : "") + ", never inspected or flagged"];
+      if (d && atEnd) {
+        var missed = c.members.filter(function (m) { return d.ring.indexOf(m) >= 0; });
+        parts.push(missed.length ? missed.length + " of them ring members: " + missed.join(" ") : "no ring member among them");
+      }
+      info.textContent = parts.join(" · ") + ": " + c.members.join(" ");
+      return;
+    }
+    var a = acc[id];
+    var out = [id + ":", revealedBy(a)];
+    if (a.inspected !== null) out.push("inspected at #" + a.inspected);
+    a.flags.forEach(function (f) { out.push("flagged at #" + f[0] + (f[1] !== null ? ", unflagged at #" + f[1] : "")); });
+    if (d && atEnd) out.push(d.ring.indexOf(id) >= 0 ? "ring member" : "innocent");
+    info.textContent = out.join(" · ");
+    var why = (caseData.why || {})[id];
+    if (why && why.evidence) info.appendChild(evidenceList(why.evidence));
   }
 
   /* The case at step k. Elements exist in Cytoscape only while they are seen (a long episode's
-   * 480 accounts and 900 edges are not all built to show the first step), and only the elements
-   * whose classes change are touched, so a step costs what it changes, not the size of the case. */
+   * accounts are not all built to show the first step), and only the elements whose classes
+   * change are touched, so a step costs what it changes, not the size of the case. */
   var nodeDefs = [], edgeDefs = [], shown = {};
   function nodeClasses(a, k, atEnd, target, ring, flaggedEnd) {
     var c = [];
@@ -221,6 +296,9 @@
     if (atEnd && ring[a.id]) c.push(flaggedEnd[a.id] ? "hit" : "miss");
     else if (atEnd && flaggedEnd[a.id]) c.push("falseflag");
     return c.join(" ");
+  }
+  function crowdMissed(c, ring) {
+    return c.members.filter(function (m) { return ring[m]; }).length;
   }
   function drawCase(k, atEnd) {
     if (!cy) return;
@@ -243,14 +321,24 @@
       if (add.length) cy.add(add);
       add.forEach(function (def) { if (def.group === "edges") shown[def.data.id] = def.classes; });
       nodeDefs.forEach(function (def) {
-        var a = acc[def.data.id];
-        if (a.seen > k) return;
-        seen += 1;
-        inspected += a.inspected !== null && a.inspected <= k;
-        flagged += flaggedAt(a, k);
-        revealed += !atEnd && a.seen === k;
-        var cls = nodeClasses(a, k, atEnd, target, ring, flaggedEnd);
-        if (shown[a.id] !== cls) { cy.getElementById(a.id).classes(cls); shown[a.id] = cls; }
+        if (def.at > k) return;
+        var id = def.data.id, cls;
+        if (crowds[id]) {
+          var c = crowds[id], missed = atEnd ? crowdMissed(c, ring) : 0;
+          seen += c.members.length;
+          revealed += !atEnd && c.at === k ? c.members.length : 0;
+          cls = "crowd" + (!atEnd && c.at === k ? " new" : "") + (missed ? " miss" : "");
+          var label = "+" + c.members.length + (missed ? " · " + missed + " missed" : "");
+          if (shown[id] !== cls) cy.getElementById(id).data("label", label);
+        } else {
+          var a = acc[id];
+          seen += 1;
+          inspected += a.inspected !== null && a.inspected <= k;
+          flagged += flaggedAt(a, k);
+          revealed += !atEnd && a.seen === k;
+          cls = nodeClasses(a, k, atEnd, target, ring, flaggedEnd);
+        }
+        if (shown[id] !== cls) { cy.getElementById(id).classes(cls); shown[id] = cls; }
       });
     });
     document.getElementById("case-counts").textContent =
@@ -258,6 +346,49 @@
       (atEnd ? "" : " · " + revealed + " revealed by this action");
     var box = document.getElementById("case-graph");
     box.setAttribute("data-visible-nodes", String(seen));
+  }
+
+  /* ---------------------------------------------------------------- why this account */
+  function evidenceList(e) {
+    var box = el("div", "evidence");
+    box.appendChild(el("div", "k", e.note + (e.as_of !== null && e.as_of !== undefined ? " · as the agent saw it before action #" + e.as_of : "")));
+    if (e.features && e.features.length) {
+      var ul = el("ul", "mono contributions");
+      e.features.forEach(function (f) {
+        var li = el("li", f[2] > 0 ? "up" : "down", f[0] + " = " + f[1] + "  →  " + (f[2] > 0 ? "+" : "") + Number(f[2]).toFixed(2) + " log-odds");
+        ul.appendChild(li);
+      });
+      box.appendChild(ul);
+    }
+    return box;
+  }
+  function whyPanel(w) {
+    var p = el("div", "why " + (w.member === true ? "member" : w.member === false ? "innocent" : ""));
+    p.setAttribute("data-account", w.id);
+    var h = el("h4", null, w.id + " ");
+    h.appendChild(el("span", "tag", w.member === true ? (w.flagged !== null && w.flagged !== undefined ? "member: hit" : "member: missed")
+      : w.member === false ? "innocent: false flag" : "flagged"));
+    p.appendChild(h);
+    var a = acc[w.id];
+    p.appendChild(el("div", null, revealedBy(a || {}) + (w.from ? " from " + w.from : "")));
+    if (a) {
+      var when = [];
+      if (a.inspected !== null) when.push("inspected at #" + a.inspected);
+      else when.push("never inspected");
+      if (w.flagged !== null && w.flagged !== undefined) when.push("flagged at #" + w.flagged);
+      p.appendChild(el("div", null, when.join(" · ")));
+    }
+    if (w.evidence) p.appendChild(evidenceList(w.evidence));
+    return p;
+  }
+  function whySection() {
+    var why = (caseData && caseData.why) || {};
+    var ids = Object.keys(why);
+    var box = el("div", "why-list");
+    box.id = "why";
+    box.appendChild(el("h3", null, "Why these accounts (" + ids.length + ") · weights: " + (data.weights_source || "?")));
+    ids.forEach(function (id) { box.appendChild(whyPanel(why[id])); });
+    return box;
   }
 
   /* ---------------------------------------------------------------- the debrief */
@@ -280,14 +411,23 @@
     }
     if (r.learn_status) row(box, "learning", r.learn_status);
     if (data.reflection) row(box, "reflection", data.reflection, "reflection");
+    if (caseData && caseData.why) box.appendChild(whySection());
     return box;
   }
 
   /* ---------------------------------------------------------------- stepping */
+  /* One numbering everywhere (viewer, replay, fork --at, runs, the docs): action #k is the
+   * action played after k others, the steps table's idx, counted from #0. */
   function label(k) {
     if (k >= steps.length) return "end · debrief";
-    var s = steps[k];
-    return "action " + (k + 1) + " of " + steps.length + " · " + (actionOf(k) || "?");
+    return "action #" + k + " · " + (actionOf(k) || "?") + "  (" + steps.length + " actions: #0–#" + (steps.length - 1) + ")";
+  }
+  function forkCommand(k) {
+    var box = document.getElementById("fork-command");
+    if (!box) return;
+    if (k >= steps.length) { box.textContent = ""; return; }
+    box.textContent = "fakegang fork " + data.episode.thread_id + " --at " + k +
+      ' --action "…instead of ' + (actionOf(k) || "?") + '" --db ' + data.db;
   }
   function go(k) {
     if (!positions) return;
@@ -295,6 +435,7 @@
     var atEnd = pos >= steps.length;
     document.body.classList.toggle("at-end", atEnd);
     document.getElementById("step-counter").textContent = label(pos);
+    forkCommand(pos);
     document.getElementById("stepper").setAttribute("data-step", String(pos));
     document.getElementById("slider").value = String(pos);
     renderNodes(pos);
