@@ -5,4 +5,4 @@ import sys
 from fakegang.cli.main import main
 
 if __name__ == "__main__":
-    sys.exit(main(["train", *sys.argv[1:]]))
+    sys.exit(main(["train", *sys.argv[1:]], standalone=True))

@@ -112,13 +112,31 @@ def _learn(
         if existing is not None:  # a re-run after a kill: report it as the first run did
             source = "fallback" if existing.text.startswith(FALLBACK_PREFIX) else "llm"
             status.append(f"{kind} reflection ({source}): stored")
+            call = _recorded_call(memory.episode(thread_id) or {}, existing.text, source)
         else:
             text, source, call = _reflection_text(ctx, state, row, action_log, won)
+            # the call's outcome goes on the episode row before the lesson is stored, so a kill
+            # between the two never leaves a lesson whose call a re-run cannot report
+            memory.upsert_episode({"thread_id": thread_id, **call})
             stored = memory.add_reflection(
                 task=task.name, thread_id=thread_id, text=text, won=won, reward=reward
             )
             status.append(f"{kind} reflection ({source}): {stored}")
     return "; ".join(status), call
+
+
+def _recorded_call(episode: dict, text: str, source: str) -> dict[str, str | None]:
+    """The reflection call's columns as the first run recorded them on the episode row; for a
+    row from before they were recorded first, derived from the stored lesson."""
+    if episode.get("reflection_call"):
+        return {
+            k: episode.get(k)
+            for k in ("reflection_call", "reflection_error", "reflection_error_class")
+            if k in episode
+        }
+    if source == "llm":
+        return {"reflection_call": "ok"}
+    return {"reflection_call": "skipped" if "not asked" in text else "error"}
 
 
 def _reflection_text(

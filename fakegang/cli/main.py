@@ -54,12 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_db_argument(args: argparse.Namespace) -> int | None:
     """Every command with `--db` checks the file before it opens it: exit code 2 and one line
-    when the file is damaged or not ours (`fakegang/database_check.py`), nothing written."""
+    when the file is damaged or not ours (`fakegang/database_check.py`), nothing written; a
+    command that writes (all but those that set `db_writes=False`) also needs the file and its
+    folder writable, and `--log-dir` when it has one."""
     if getattr(args, "checks_own_db", False):
         return None
     from fakegang.tools.memory.database_check import preflight
+    from fakegang.tools.memory.writable import folder_problem
 
-    problem = preflight(getattr(args, "db_path", None) or getattr(args, "db", None))
+    writes = getattr(args, "db_writes", True)
+    problem = preflight(getattr(args, "db_path", None) or getattr(args, "db", None), writes=writes)
+    if problem is None and writes and getattr(args, "log_dir", None):
+        problem = folder_problem(args.log_dir, "--log-dir")
     if problem is None:
         return None
     print(f"error: {problem}", file=sys.stderr)
@@ -67,9 +73,9 @@ def check_db_argument(args: argparse.Namespace) -> int | None:
 
 
 def check_env_url_argument(args: argparse.Namespace) -> int | None:
-    """With `--env-url`, ask the server once whether it accepts our token (sent from
-    `$FAKEGANG_ENV_TOKEN`): a 401 ends here in one line instead of in the first episode.
-    An unreachable server is left to the command, which says so in its own words."""
+    """With `--env-url`, ask the server once, before any run is created, whether it answers
+    and accepts our token (sent from `$FAKEGANG_ENV_TOKEN`): an unreachable server or a 401
+    ends here in one line with exit code 2 instead of a traceback in the first episode."""
     url = getattr(args, "env_url", None)
     if not url:
         return None
@@ -77,11 +83,17 @@ def check_env_url_argument(args: argparse.Namespace) -> int | None:
 
     from fakegang.tools.env_client import TOKEN_ENV, EnvClient
 
-    with EnvClient(url, timeout_s=10.0, retries=0) as client:
-        try:
+    try:
+        with EnvClient(url, timeout_s=10.0, retries=0) as client:
             status = client.probe("/tasks")
-        except httpx.HTTPError:
-            return None
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        print(
+            f"error: no environment server answers at {url} ({reason}): start one with "
+            "`fakegang env serve`, or leave out --env-url to use an embedded one",
+            file=sys.stderr,
+        )
+        return 2
     if status != 401:
         return None
     print(
@@ -108,7 +120,12 @@ def check_settings(args: argparse.Namespace) -> int | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, standalone: bool | None = None) -> int:
+    """Run one command. `standalone` (default: when `argv` comes from the process, i.e. the
+    `fakegang` script or `python -m fakegang.cli.main`): this command is the whole process,
+    which then ends at once after a Ctrl-C (fakegang/cli/interrupt.py)."""
+    from fakegang.cli.interrupt import INTERRUPTED, exit_now, run_interruptible
+
     try:
         parser = build_parser()  # option defaults read the settings' environment variables
     except ValueError as exc:
@@ -119,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
         refused = check(args)
         if refused is not None:
             return refused
-    return quiet_on_broken_pipe(lambda: int(args.func(args) or 0))
+    code = run_interruptible(lambda: quiet_on_broken_pipe(lambda: int(args.func(args) or 0)))
+    if code == INTERRUPTED and (argv is None if standalone is None else standalone):
+        exit_now(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -62,4 +62,4 @@ def add_report_commands(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="episodes to draw, e.g. 1,5,7-9 (default: the first win and the worst loss)",
     )
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, db_writes=False)

@@ -120,7 +120,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
         "--show-pending", type=int, default=3, help="not-started episodes to list (default: 3)"
     )
     _db(p)
-    p.set_defaults(func=cmd_runs)
+    p.set_defaults(func=cmd_runs, db_writes=False)
 
     p = sub.add_parser("resume", help="finish an interrupted or paused run with its settings")
     p.add_argument("run_id")
@@ -133,7 +133,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("thread_id")
     _db(p)
     p.add_argument("--step", action="store_true", help="wait for Enter between actions")
-    p.set_defaults(func=cmd_replay)
+    p.set_defaults(func=cmd_replay, db_writes=False)
 
     p = sub.add_parser("fork", help="branch an episode at action K with another action")
     p.add_argument("thread_id")

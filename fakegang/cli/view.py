@@ -34,11 +34,16 @@ def cmd_view(args: argparse.Namespace) -> int:
         check_database(db)
     except ViewError as exc:
         return _fail(f"{exc} (pass --db PATH: a database written by `fakegang train`)")
+    from fakegang_env.server.serve_args import port_free
+
+    if not port_free(args.port, args.host):
+        return _fail(f"port {args.port} on {args.host} is in use: choose another with --port")
     import uvicorn
 
     from fakegang.view.app import create_app
+    from fakegang_env.server.security import allowed_hosts, uvicorn_log_config
 
-    app = create_app(db, token=token)
+    app = create_app(db, token=token, allowed_hosts=allowed_hosts(args.host))
     where = f"http://{args.host}:{args.port}/"
     print(
         f"fakegang view: {where} (read-only over {db}{'; token required' if token else ''}); "
@@ -46,7 +51,13 @@ def cmd_view(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        log_config=uvicorn_log_config(),  # `?token=` never reaches the access log
+    )
     return 0
 
 
@@ -71,4 +82,4 @@ def add_view_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
-    p.set_defaults(func=cmd_view)
+    p.set_defaults(func=cmd_view, db_writes=False)

@@ -41,6 +41,8 @@ def build_report(
             )
         for line in data.llm_failures_verbose if verbose else data.llm_failures:
             say(line if line.startswith(" ") else f"LLM: {line}")
+        for note in data.log_only:
+            say(f"note: {note}")
     out = Path(out_dir) if out_dir else Path(STATE_DIR) / "reports" / data.run_id
     try:
         out.mkdir(parents=True, exist_ok=True)

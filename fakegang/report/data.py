@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fakegang.runs.llm_failures import run_llm_failures
+from fakegang.tools.memory.database_check import open_read_only
 from fakegang.tools.memory.episode_row import metrics_row
 
 #: Episodes of a task in the sliding win-rate window (the training printout's `wr=` uses 10).
@@ -35,6 +36,7 @@ class RunData:
     thread_of: dict[int, str] = field(default_factory=dict)  # episode number -> thread id
     llm_failures: list[str] = field(default_factory=list)  # one line per error class
     llm_failures_verbose: list[str] = field(default_factory=list)  # and each failed call
+    log_only: list[str] = field(default_factory=list)  # notes on episodes the database lacks
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -48,8 +50,8 @@ def connect_ro(db: str | Path) -> sqlite3.Connection:
     path = Path(db)
     if not path.is_file():
         raise ReportError(f"no database at {path} (pass --db PATH)")
-    try:
-        conn = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=30)
+    try:  # mode=ro, immutable without a -wal: no -wal/-shm appear beside the file
+        conn = open_read_only(path)
         conn.row_factory = sqlite3.Row
         conn.execute("select 1 from runs limit 1")
     except sqlite3.DatabaseError as exc:
@@ -153,6 +155,14 @@ def load_run(run_id: str, db: str | Path, log_dir: str | Path | None = None) -> 
         ]
         if differ:
             data.notes.append(f"metrics.jsonl and the database disagree on episodes {differ}")
+        lacking = [r["episode"] for r in data.rows if r["episode"] not in by_ep]
+        if lacking:  # e.g. the run was resumed on a copy of the database elsewhere
+            data.log_only.append(
+                f"{metrics_path} has episodes {lacking} that the database {db} lacks (finished "
+                "elsewhere, e.g. resumed on another copy of the database?): their numbers come "
+                "from the log only"
+            )
+            data.notes.extend(data.log_only)
     return data
 
 

@@ -27,7 +27,7 @@ def family_strengths(profile: dict, frontier: dict) -> dict[str, float]:
 
 def learning_section(db_path: str | Path, rows: list[dict], out_dir: Path) -> str:
     """HTML for the section (and weights.png in `out_dir`); empty when nothing was learned."""
-    memory = Memory(db_path, read_only=True)
+    memory = Memory(db_path, file_read_only=True)  # a report writes nothing to the file
     try:
         threads = {r.get("thread_id"): r for r in rows}
         versions = [v for v in experience.version_history(memory) if v["thread_id"] in threads]

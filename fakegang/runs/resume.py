@@ -24,6 +24,7 @@ from fakegang.runs.pausing import PauseControl
 from fakegang.runs.records import RunRecords
 from fakegang.runs.runner import (
     ProgressPrinter,
+    ShutdownGuard,
     TrainOptions,
     claim_run,
     context_for,
@@ -106,7 +107,8 @@ def resume_run(
         f"{first.outcome or 'from its start'}"
     )
     url = choose_env_url(env_url, opts.env_url, printer)
-    with environment(url) as live_url:
+    guard = ShutdownGuard()
+    with guard, environment(url) as live_url:
         ctx = context_for(opts, live_url)
         printer.print(f"  OpenEnv server : {live_url}{'' if url else ' (embedded)'}")
         printer.print(f"  LLM            : {describe_model(ctx.model_settings())}")
@@ -119,6 +121,8 @@ def resume_run(
         if opts.pause_before or opts.step:
             pause = PauseControl(opts.pause_before, opts.step, stdin=stdin or sys.stdin, out=out)
         path = play_schedule(app, ctx, memory, opts, run_id, printer, pause=pause)
-    resources.reset_all()
+        guard.finished = True
+    with guard:
+        resources.reset_all()
     status = "finished" if path else "paused"
     return {"run_id": run_id, "metrics": str(path) if path else None, "status": status}

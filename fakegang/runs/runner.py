@@ -205,14 +205,33 @@ class ProgressPrinter:
 
 
 def write_metrics(memory, run_id: str, log_dir: Path) -> Path:
-    """Rewrite <log-dir>/metrics.jsonl from the run's finished episodes (idempotent on resume)."""
+    """Rewrite this run's rows of <log-dir>/metrics.jsonl from its finished episodes
+    (idempotent on resume). Other runs' rows (another `--db`, an earlier run) and lines that are
+    not ours stay as they were, in place: a demo run never erases `make run`'s curve."""
     log_dir.mkdir(parents=True, exist_ok=True)
     path = log_dir / "metrics.jsonl"
     rows = [r for r in memory.run_episodes(run_id) if r["status"] == "finished"]
+    kept = [line for line in _metrics_lines(path) if _run_of(line) != run_id]
     tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(json.dumps(metrics_row(r)) + "\n" for r in rows))
+    tmp.write_text("".join(kept) + "".join(json.dumps(metrics_row(r)) + "\n" for r in rows))
     tmp.replace(path)
     return path
+
+
+def _metrics_lines(path: Path) -> list[str]:
+    """The lines of an existing metrics.jsonl, each ending in a newline."""
+    if not path.is_file():
+        return []
+    return [line + "\n" for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _run_of(line: str) -> str | None:
+    """The run id of a metrics.jsonl line (None for a line that is not a JSON object)."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row.get("run_id") if isinstance(row, dict) else None
 
 
 def episode_config(thread_id: str, task: str) -> dict:
@@ -356,6 +375,21 @@ def _rollback(app) -> None:
         conn.rollback()
 
 
+class ShutdownGuard:
+    """Set `finished` once the run is recorded finished: a Ctrl-C that lands after it (while
+    the embedded server or the model shuts down) is ignored, so a finished run never ends with
+    exit code 130. Reusable: `with guard:` around each shutdown step."""
+
+    def __init__(self) -> None:
+        self.finished = False
+
+    def __enter__(self) -> ShutdownGuard:
+        return self
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: Any) -> bool:
+        return kind is KeyboardInterrupt and self.finished
+
+
 def train(opts: TrainOptions, out=None, stdin=None) -> dict:
     """The main job: the curriculum (or one task) with learning between episodes."""
     printer = ProgressPrinter(out)
@@ -364,7 +398,8 @@ def train(opts: TrainOptions, out=None, stdin=None) -> dict:
     # fail fast on a model that cannot be built (missing package, region, credential), before
     # starting a server or writing a run; building makes no network call
     resources.chat_model(context_for(opts, opts.env_url or ""))
-    with environment(opts.env_url) as env_url:
+    guard = ShutdownGuard()
+    with guard, environment(opts.env_url) as env_url:
         ctx = context_for(opts, env_url)
         pause = (
             PauseControl(opts.pause_before, opts.step, stdin=stdin or sys.stdin, out=printer.out)
@@ -395,5 +430,7 @@ def train(opts: TrainOptions, out=None, stdin=None) -> dict:
         claim_run(memory, run_id)
         printer.print(memory.summary() + "\n")
         path = play_schedule(app, ctx, memory, opts, run_id, printer, pause=pause)
-    resources.reset_all()
+        guard.finished = True
+    with guard:
+        resources.reset_all()
     return {"run_id": run_id, "metrics": str(path) if path else None}

@@ -14,9 +14,10 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fakegang.graph.graph import compile_with_sqlite
+from fakegang.graph.graph import builder
 from fakegang.runs.records import RunRecords
 from fakegang.runs.runner import TrainOptions, episode_thread_id, schedule
+from fakegang.tools.memory.read_only import read_only_checkpointer
 from fakegang.tools.memory.store import Memory
 
 #: How `fakegang runs` names what played episodes outside any CLI run (their `kind`).
@@ -95,7 +96,11 @@ def _episode_status(app, memory, thread_id: str, run_status: str) -> tuple[str, 
         return "not started", ""
     if not snap.next and row and row["status"] == "finished":
         return "finished", outcome_of(row)
-    where = f"at action #{snap.values.get('action_count', 0)}, next: {', '.join(snap.next)}"
+    where = f"at action #{snap.values.get('action_count', 0)}, " + (
+        f"next: {', '.join(snap.next)}"
+        if snap.next
+        else "its graph ended but the episode row was not recorded as finished"
+    )
     if run_status in ("paused", "running"):
         return run_status, where
     return "interrupted", where
@@ -106,8 +111,8 @@ def collect_runs(db: str | Path, run_id: str | None = None) -> list[RunStatus]:
 
     if not Path(db).exists():
         raise RunsError(f"no database at {db}")
-    memory = Memory(db)
-    app = compile_with_sqlite(db)
+    memory = Memory(db, file_read_only=True)  # listing runs writes nothing, not even -wal/-shm
+    app = builder.compile(checkpointer=read_only_checkpointer(db), name="fakegang_episode")
     try:
         rows = RunRecords(memory).list_runs()
         if run_id is not None:

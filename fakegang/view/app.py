@@ -10,6 +10,7 @@ Each request opens the database read-only (fakegang/view/db.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from fakegang.view.casefile import case_file, to_markdown
 from fakegang.view.episode import load_episode
 from fakegang.view.learning import learning_data
 from fakegang.view.learning_charts import alpha_summary, baseline, weights_chart
+from fakegang.view.security import install_view_security
 from fakegang.view.svg import Point, Series, line_chart
 
 HERE = Path(__file__).parent
@@ -84,8 +86,11 @@ def _campaign_chart(group: dict[str, Any]) -> tuple[str, str]:
     return grader, wins
 
 
-def create_app(db_path: str | Path, *, token: str | None = None) -> FastAPI:
-    """The viewer over the database at `db_path` (read-only), guarded by `token` if given."""
+def create_app(
+    db_path: str | Path, *, token: str | None = None, allowed_hosts: Iterable[str] | None = None
+) -> FastAPI:
+    """The viewer over the database at `db_path` (read-only), guarded by `token` if given and
+    answering only the `allowed_hosts` names (fakegang/view/security.py) when given."""
     path = Path(db_path)
     app = FastAPI(title="fakegang view", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -185,4 +190,5 @@ def create_app(db_path: str | Path, *, token: str | None = None) -> FastAPI:
         from fakegang.view.auth import ViewTokenMiddleware
 
         app.add_middleware(ViewTokenMiddleware, token=token)
+    install_view_security(app, hosts=allowed_hosts)
     return app

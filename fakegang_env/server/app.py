@@ -8,6 +8,8 @@
 * Every bad request gets a 4xx JSON body (`errors.py`), bodies over 64 KiB get 413, and an
   unexpected exception becomes a JSON 500 instead of plain text.
 * With a token (`auth.py`) every route but `/health` needs `Authorization: Bearer <token>`.
+* Only loopback names (plus the bound host and `$FAKEGANG_ALLOWED_HOSTS`) in `Host`, only JSON
+  bodies on POST, security headers on every response (`security.py`).
 * `/openapi.json` documents every status each route can answer (`contract.py`).
 
 Settings come from environment variables (`FAKEGANG_EPISODE_TTL_S`, `FAKEGANG_MAX_EPISODES`,
@@ -44,9 +46,16 @@ from fakegang_env.server.errors import (
 )
 from fakegang_env.server.fakegang_environment import ENV_NAME, ENV_VERSION, FakeGangEnvironment
 from fakegang_env.server.routes import register_http_routes
+from fakegang_env.server.security import (
+    API_HEADERS,
+    allowed_hosts,
+    uvicorn_log_config,
+)
+from fakegang_env.server.security import install as install_security
 from fakegang_env.server.serve_args import add_serve_arguments, port_free
 from fakegang_env.server.sessions import DEFAULT_MAX_EPISODES, DEFAULT_TTL_S, EpisodeRegistry
 from fakegang_env.tactics import Playbook
+from fakegang_env.server.ws_guard import WsFrameGuard
 
 DEFAULT_MAX_WS_SESSIONS = 64
 _STATELESS_STOCK_ROUTES = frozenset({"/reset", "/step", "/state"})
@@ -60,6 +69,10 @@ class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_ws_sessions: int = DEFAULT_MAX_WS_SESSIONS
     token: str | None = field(default=None, repr=False)
+    #: Host header values served (security.py). `from_env()` and `serve()` (every app that
+    #: listens on a socket) fill it; None, the bare default, is for an app driven in-process
+    #: (a test client), which no browser can reach.
+    allowed_hosts: tuple[str, ...] | None = None
 
     @classmethod
     def from_env(cls) -> ServerSettings:
@@ -81,6 +94,7 @@ class ServerSettings:
             max_body_bytes=int(num("FAKEGANG_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, int)),
             max_ws_sessions=int(num("FAKEGANG_MAX_WS_SESSIONS", DEFAULT_MAX_WS_SESSIONS, int)),
             token=token_from_env(),
+            allowed_hosts=allowed_hosts(),
         )
 
 
@@ -116,9 +130,11 @@ def build_app(
     hot = [r for r in app.router.routes if getattr(r, "path", None) in _HOT_ROUTES]
     app.router.routes[:] = hot + [r for r in app.router.routes if r not in hot]
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(WsFrameGuard)  # a binary or non-object /ws frame: error frame, not death
     if settings.token:  # added last, so it runs first: no body is read for a stranger
         app.add_middleware(BearerTokenMiddleware, token=settings.token)
     install_contract(app, secured=bool(settings.token))
+    install_security(app, hosts=settings.allowed_hosts, headers=API_HEADERS)
     app.state.registry = registry
     app.state.settings = settings
     return app
@@ -146,6 +162,7 @@ def serve(args: argparse.Namespace) -> int:
         settings = replace(settings, ttl_s=args.episode_ttl)
     if args.token:
         settings = replace(settings, token=args.token)
+    settings = replace(settings, allowed_hosts=allowed_hosts(args.host))
     try:
         if settings.token:
             check_token_strength(settings.token)
@@ -165,6 +182,7 @@ def serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         log_level=args.log_level,
+        log_config=uvicorn_log_config(),
         ws_max_size=1024 * 1024,
     )
     return 0

@@ -46,6 +46,11 @@ _LAYER_ANSWERS: dict[str, tuple[str, str]] = {
     "400": ("Malformed JSON body (error malformed_json)", "body"),
     "401": ("Missing or wrong bearer token (only when the server runs with a token)", "secured"),
     "413": ("Request body larger than the server's limit (error body_too_large)", "all"),
+    "415": (
+        "Request body not declared Content-Type: application/json (error "
+        "unsupported_media_type; security.py)",
+        "body",
+    ),
     "422": (
         "A field is missing, of the wrong type or out of range (error invalid_request, "
         "per-field list in detail)",

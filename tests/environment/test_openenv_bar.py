@@ -146,7 +146,7 @@ def test_declared_tasks_match_the_tasks_route_and_openenv_task_api() -> None:
     """Mirrors runtime.task_declaration_accuracy: declared counts = OpenEnv's Task API = /tasks."""
     from fastapi.testclient import TestClient
 
-    client = TestClient(build_app())
+    client = TestClient(build_app(), base_url="http://127.0.0.1")  # Host checked
     tasks = client.get("/tasks").json()["tasks"]
     capabilities = manifest()["validation"]["capabilities"]
     assert capabilities["task_api"] is True

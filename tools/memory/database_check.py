@@ -47,6 +47,10 @@ _ADVICE_DAMAGED = (
     "with a new path"
 )
 _ADVICE_FOREIGN = "pass --db with the path of a fakegang database, or a new path to start one"
+_ADVICE_EMPTY = (
+    "pass --db with the database of a run (`fakegang train --db PATH` makes one), or remove the "
+    "empty file"
+)
 
 
 class DatabaseProblem(Exception):
@@ -54,9 +58,9 @@ class DatabaseProblem(Exception):
 
     def __init__(self, path: str | Path, what: str, advice: str):
         self.path = Path(path)
-        self.what = what
+        self.what = " ".join(what.split())  # SQLite's b-tree reports span lines: keep one
         self.advice = advice
-        super().__init__(f"{self.path}: {what}; {advice}")
+        super().__init__(f"{self.path}: {self.what}; {advice}")
 
 
 @dataclass
@@ -82,11 +86,26 @@ class DatabaseReport:
         ]
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that cannot write to `path` or create files beside it (see module doc)."""
+def open_read_only(path: str | Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
+    """A connection that cannot write to `path` or create files beside it (see module doc).
+
+    Commands that only read (`runs`, `replay`, `report`, the checks here) open the database this
+    way: no schema is created, the journal mode is not switched, and with no `-wal` beside the
+    file (no writer has it open) `immutable=1` keeps SQLite from creating `-wal`/`-shm` siblings,
+    which on a read-only file would be made read-only too and break the next run.
+    """
+    path = Path(path)
     wal = path.with_name(path.name + "-wal")
     query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
-    return sqlite3.connect(f"file:{path.resolve()}?{query}", uri=True, timeout=30)
+    return sqlite3.connect(
+        f"file:{path.resolve()}?{query}",
+        uri=True,
+        timeout=30,
+        check_same_thread=check_same_thread,
+    )
+
+
+_open_read_only = open_read_only
 
 
 def _read_header(path: Path) -> bytes:
@@ -99,11 +118,15 @@ def _read_header(path: Path) -> bytes:
         ) from None
 
 
-def check_database(path: str | Path, *, full: bool = False) -> DatabaseReport:
+def check_database(
+    path: str | Path, *, full: bool = False, allow_empty: bool = False
+) -> DatabaseReport:
     """Read-only checks of an existing file; raises `DatabaseProblem` naming what is wrong.
 
     `full` runs `PRAGMA integrity_check` (every index against its table) instead of the
-    faster `quick_check` that commands run before they start.
+    faster `quick_check` that commands run before they start. An empty (0-byte) file passes
+    only with `allow_empty` (a command that creates the database may start one there); for
+    `db check` and the commands that only read it holds no fakegang database.
     """
     path = Path(path)
     if path.is_dir():
@@ -112,7 +135,9 @@ def check_database(path: str | Path, *, full: bool = False) -> DatabaseReport:
         raise DatabaseProblem(path, "does not exist", "check the path given to --db")
     size = path.stat().st_size
     if size == 0:  # SQLite treats an empty file as an empty database
-        return DatabaseReport(path, 0, "ok", SCHEMA_VERSION, False, "none")
+        if allow_empty:
+            return DatabaseReport(path, 0, "ok", SCHEMA_VERSION, False, "none")
+        raise DatabaseProblem(path, "is empty (0 bytes), not a fakegang database", _ADVICE_EMPTY)
     header = _read_header(path)
     if header != SQLITE_HEADER:
         raise DatabaseProblem(
@@ -179,21 +204,28 @@ def _inspect_schema(conn: sqlite3.Connection, path: Path, size: int) -> Database
     return DatabaseReport(path, size, "ok", version or SCHEMA_VERSION, stamped, journal, counts)
 
 
-def preflight(path: str | Path | None) -> str | None:
+def preflight(path: str | Path | None, *, writes: bool = True) -> str | None:
     """The one-line error for a command about to open `path`, or None when it may go on.
 
     A path that does not exist yet is fine here: commands that create a database create it,
-    the others say so themselves.
+    the others say so themselves. A command that `writes` also needs the file, its `-wal`/`-shm`
+    siblings and its folder writable (tools/memory/writable.py); one that only reads needs a
+    fakegang database, not an empty file or an SQLite file without our tables.
     """
     if path is None:
         return None
     path = Path(path)
-    if not path.exists() and not path.is_symlink():
-        return None
-    try:
-        check_database(path)
-    except DatabaseProblem as exc:
-        return str(exc)
+    if path.exists() or path.is_symlink():
+        try:
+            report = check_database(path, allow_empty=writes)
+        except DatabaseProblem as exc:
+            return str(exc)
+        if not writes and "runs" not in report.tables:
+            return str(DatabaseProblem(path, "holds no fakegang runs yet", _ADVICE_EMPTY))
+    if writes:
+        from fakegang.tools.memory.writable import write_problem
+
+        return write_problem(path)
     return None
 
 

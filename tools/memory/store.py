@@ -104,17 +104,28 @@ class Memory:
     own tables of the same file through fakegang/runs/records.py. Safe to share between threads
     of one process."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: str | Path, *, read_only: bool = False, file_read_only: bool = False
+    ) -> None:
+        """`read_only`: writes are skipped (evaluations, forks). `file_read_only`: also open the
+        file read-only (tools/memory/read_only.py), for commands that only read it: no folder,
+        schema, WAL switch or sibling file is created."""
         self.path = Path(path)
-        self.read_only = read_only
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process, no fsync
+        self.read_only = read_only or file_read_only
+        if file_read_only:
+            from fakegang.tools.memory.read_only import connect_read_only
+
+            conn = connect_read_only(self.path)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # durable across a kill, no fsync
         self._lock = threading.RLock()
         self.db = _LockedDatabase(conn)
         self.db.lock = self._lock
-        self._ensure_schema()
+        if not file_read_only:
+            self._ensure_schema()
 
     def _ensure_schema(self) -> None:
         with self._lock:
