@@ -65,7 +65,8 @@ def _weight_versions(conn: sqlite3.Connection, episodes: dict[str, dict]) -> lis
 
 def _moves(versions: list[dict[str, Any]]) -> tuple[dict[str, float], list[dict[str, Any]]]:
     """(per family the largest distance from the shipped weights; the refits that moved a family
-    by at least MOVED from the version before, with what moved)."""
+    by at least MOVED from the version before, with what moved: [family, (before, after)],
+    largest move first)."""
     farthest: dict[str, float] = {}
     changes = []
     before: dict[str, float] = {}
@@ -76,8 +77,9 @@ def _moves(versions: list[dict[str, Any]]) -> tuple[dict[str, float], list[dict[
             prev = before.get(f, 1.0)
             if abs(share - prev) >= MOVED:
                 moved[f] = (prev, share)
-        if moved:
-            changes.append({**v, "moved": moved})
+        if moved:  # the largest moves first: the page names the first few
+            ranked = sorted(moved.items(), key=lambda kv: -abs(kv[1][1] - kv[1][0]))
+            changes.append({**v, "moved": ranked})
         before = v["families"]
     return farthest, changes
 

@@ -425,6 +425,7 @@
   function forkCommand(k) {
     var box = document.getElementById("fork-command");
     if (!box) return;
+    box.parentNode.hidden = k >= steps.length;
     if (k >= steps.length) { box.textContent = ""; return; }
     box.textContent = "fakegang fork " + data.episode.thread_id + " --at " + k +
       ' --action "…instead of ' + (actionOf(k) || "?") + '" --db ' + data.db;
