@@ -47,7 +47,7 @@ def cmd_tactics(args: argparse.Namespace) -> int:
         cells = (
             "".join(f"{channels[c]:>9.2f}" for c in CHANNELS)
             if channels
-            else f"{'(drawn per seed or campaign regime)':>{9 * len(CHANNELS)}}"
+            else f"{'(drawn per seed, regime or round)':>{9 * len(CHANNELS)}}"
         )
         print(f"{row['name']:<20}{cells}")
         print(f"{'':<20}  {row['description']}")
@@ -58,6 +58,15 @@ def cmd_tactics(args: argparse.Namespace) -> int:
         "pivot traces follow channels: "
         + ", ".join(f"{t} <- {c}" for t, c in TRACE_CHANNELS.items())
     )
+    from fakegang_env.evasion_budget import BUDGET, COSTS, FIXED_CHANNELS
+
+    print(
+        f"adaptive: the evasion budget per round is {BUDGET}; weakening a channel from 1 to s "
+        "costs cost x (1 - s):"
+    )
+    for channel, price in COSTS.items():
+        print(f"  {channel:<20}{price.cost:>5.2f}  {price.reason}")
+    print(f"  not for sale: {', '.join(FIXED_CHANNELS)} (played at 1.0)")
     return 0
 
 

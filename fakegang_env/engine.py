@@ -12,16 +12,28 @@ returned. A snapshot taken by INSPECT therefore predates evasion event s exactly
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from fakegang_env import scoring
 from fakegang_env.generator import Network, generate_network
+from fakegang_env.operator import OperatorState, after_round
 from fakegang_env.playbook import evasion_params
 from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionType
-from fakegang_env.tactics import CLASSIC, MIXED, Playbook, campaign_round, resolve_playbook
+from fakegang_env.tactics import (
+    CLASSIC,
+    MIXED,
+    Playbook,
+    campaign_round,
+    resolve_playbook,
+    round_seed,
+)
 from fakegang_env.tasks import TaskSpec, get_task
 from fakegang_env.traces import PAGE_SIZE, TRACES, build_traces
 
-__all__ = ["Episode", "parse_action_type"]
+__all__ = ["Episode", "Sealer", "parse_action_type"]
+
+#: Turns the operator's next state into the opaque token the debrief carries (the server's key).
+Sealer = Callable[[OperatorState], str]
 
 _VALID_TYPES = ", ".join(t.value for t in ActionType)
 
@@ -48,13 +60,22 @@ class Episode:
         episode_id: str | None = None,
         *,
         tactics: str | Playbook = "classic",
+        operator: OperatorState | None = None,
+        seal: Sealer | None = None,
     ) -> None:
-        if isinstance(tactics, Playbook):
+        if operator is not None:
+            playbook = operator.as_playbook()
+        elif isinstance(tactics, Playbook):
             playbook = tactics
         else:
             get_task(task)  # an unknown task is reported before an unknown tactics name
             playbook = resolve_playbook(task, seed, tactics)
         self._setup(generate_network(task, seed, playbook), episode_id, playbook)
+        self.operator = operator
+        self._seal = seal
+        #: the operator's state for the next round, once this (adaptive) round has ended
+        self.operator_next: OperatorState | None = None
+        self._operator_debrief: dict | None = None
 
     @classmethod
     def for_round(
@@ -70,12 +91,22 @@ class Episode:
         return cls(task, spec.seed, episode_id, tactics=spec.playbook)
 
     @classmethod
+    def for_adaptive_round(
+        cls, operator: OperatorState, episode_id: str | None = None, seal: Sealer | None = None
+    ) -> Episode:
+        """The round `operator` plays in its campaign: the round's seed under its playbook; the
+        terminal observation carries the operator's debrief (and, with `seal`, its next token)."""
+        seed = round_seed(operator.task, operator.campaign, operator.round)
+        return cls(operator.task, seed, episode_id, operator=operator, seal=seal)
+
+    @classmethod
     def from_network(
         cls, network: Network, episode_id: str | None = None, playbook: Playbook = CLASSIC
     ) -> Episode:
         """An episode on a given network (hand-made ones in tests); the task comes from it."""
         ep = cls.__new__(cls)
         ep._setup(network, episode_id, playbook)
+        ep.operator, ep._seal, ep.operator_next, ep._operator_debrief = None, None, None, None
         return ep
 
     def _setup(self, network: Network, episode_id: str | None, playbook: Playbook) -> None:
@@ -171,6 +202,7 @@ class Episode:
             "precision": t.get("precision"),
             "pivots": [{**p, "account_ids": list(p["account_ids"])} for p in self._pivots],
             "ring_ids": sorted(self._gang) if self._done else None,
+            "operator": self._operator_debrief,
             "done": self._done,
             "reward": self._reward,
         }
@@ -394,6 +426,10 @@ class Episode:
             "forced": forced,
         }
         self._message = scoring.terminal_message(spec, out, self._return)
+        if self.operator is not None:
+            report, self.operator_next = after_round(self.operator, self.network, self._flagged)
+            token = self._seal(self.operator_next) if self._seal is not None else None
+            self._operator_debrief = {**report.to_dict(), "next_token": token}
 
     # -- evasion --------------------------------------------------------------------------------
     def _maybe_evade(self) -> str:

@@ -105,6 +105,30 @@ class PivotResult(BaseModel):
     )
 
 
+class OperatorDebrief(BaseModel):
+    """An adaptive campaign round's operator, revealed on the terminal observation only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int = Field(description="0-based round of the campaign this debrief ends")
+    playbook: dict[str, float] = Field(description="The channel strengths the ring played")
+    cost: float = Field(description="What the playbook cost under the evasion budget")
+    members: int = Field(description="The ring's members")
+    caught: int = Field(description="Members flagged when the round ended (the takedown list)")
+    survival: float = Field(description="Share of members not taken down")
+    reason: str = Field(description="Why the operator played this playbook, in one line")
+    move: str | None = Field(
+        default=None,
+        description="The channel the operator weakened for this round (null: the opening "
+        "playbook, or the last one kept)",
+    )
+    next_token: str | None = Field(
+        default=None,
+        description="Opaque operator state for the next round: send it as `operator_token` "
+        "with the reset of round `round + 1`",
+    )
+
+
 class ObservationFields(BaseModel):
     """Everything an investigator sees after an action (OpenEnv adds `done` and `reward`)."""
 
@@ -142,6 +166,11 @@ class ObservationFields(BaseModel):
         default=None,
         description="Debrief on the terminal observation only: the ring's account ids, sorted "
         "(null before the episode ends)",
+    )
+    operator: OperatorDebrief | None = Field(
+        default=None,
+        description="Debrief of an adaptive campaign round on its terminal observation only: "
+        "the operator's playbook, survival and reason, and the next round's token",
     )
 
 

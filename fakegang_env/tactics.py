@@ -30,6 +30,9 @@ from typing import Any
 from fakegang_env.tasks import get_task
 
 __all__ = [
+    "ADAPTIVE",
+    "ADAPTIVE_NOTE",
+    "CAMPAIGN_TACTICS",
     "CHANNELS",
     "CLASSIC",
     "GENERATIONS",
@@ -43,6 +46,7 @@ __all__ = [
     "campaign_schedule",
     "mixed_playbook",
     "resolve_playbook",
+    "round_seed",
     "tactics_catalog",
 ]
 
@@ -59,6 +63,8 @@ CHANNELS: tuple[str, ...] = (
 )
 
 MIXED = "mixed"
+#: Campaign rounds whose operator reads the takedowns (fakegang_env/operator.py); campaigns only.
+ADAPTIVE = "adaptive"
 REGIME_ROUNDS = (3, 6)  # a regime lasts a seeded number of rounds in this inclusive range
 #: The last round index of a campaign (1,000 rounds). Regime lengths are drawn in order up to the
 #: round asked for, so an unbounded index would let one request spin the server for hours.
@@ -144,8 +150,15 @@ GENERATION_NOTES: dict[str, str] = {
     "per member",
     MIXED: "a playbook drawn per seed: two to four channels weakened by random amounts",
 }
+ADAPTIVE_NOTE = (
+    "campaigns only: after each round the operator reads its takedown list and weakens what got "
+    "its members caught, within an evasion budget (the playbook is revealed in the debrief)"
+)
 
+#: Tactics an episode of a seed can play (and every campaign round).
 TACTICS_NAMES: tuple[str, ...] = (*GENERATIONS, MIXED)
+#: Tactics a campaign can play: the per-seed ones and the adaptive operator.
+CAMPAIGN_TACTICS: tuple[str, ...] = (*TACTICS_NAMES, ADAPTIVE)
 
 
 def tactics_catalog() -> list[dict[str, Any]]:
@@ -170,6 +183,7 @@ def tactics_catalog() -> list[dict[str, Any]]:
     rows.append(
         {"name": MIXED, "description": GENERATION_NOTES[MIXED], "channels": None, "traces": None}
     )
+    rows.append({"name": ADAPTIVE, "description": ADAPTIVE_NOTE, "channels": None, "traces": None})
     return rows
 
 
@@ -184,6 +198,11 @@ def _check_index(name: str, value: Any) -> int:
 
 
 def _check_tactics(tactics: Any) -> str:
+    if tactics == ADAPTIVE:
+        raise UnknownTacticsError(
+            "adaptive rounds depend on the takedowns of the rounds before: play them as a "
+            "campaign (reset with campaign, round and the previous round's operator_token)"
+        )
     if tactics not in TACTICS_NAMES:
         raise UnknownTacticsError(f"unknown tactics {tactics!r}; valid: {', '.join(TACTICS_NAMES)}")
     return tactics
@@ -229,7 +248,8 @@ class RoundSpec:
         }
 
 
-def _round_seed(task: str, campaign: int, k: int) -> int:
+def round_seed(task: str, campaign: int, k: int) -> int:
+    """The network seed of round k of a campaign (whatever its tactics)."""
     digest = hashlib.sha256(f"campaign:{task}:{campaign}:round:{k}".encode()).digest()
     return int.from_bytes(digest[:_SEED_BYTES], "big")
 
@@ -268,7 +288,7 @@ def campaign_round(task: str, campaign: int, round: int, tactics: str = MIXED) -
     regime = _regime_of(task, campaign, k)
     return RoundSpec(
         round=k,
-        seed=_round_seed(task, campaign, k),
+        seed=round_seed(task, campaign, k),
         regime=regime,
         playbook=_regime_playbook(task, campaign, regime, tactics),
     )

@@ -356,7 +356,9 @@ def step_env(state: EpisodeState, runtime: Runtime[Context], config: RunnableCon
             "view": json.dumps(state.get("view"), separators=(",", ":")),  # observe's evidence
         }
     )
+    update: dict[str, Any] = {"operator": obs.operator.model_dump()} if obs.operator else {}
     return {
+        **update,
         "action_count": obs.action_count,
         "step_count": obs.step_count,
         "steps_remaining": obs.steps_remaining,

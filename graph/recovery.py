@@ -38,12 +38,13 @@ def rebuild_env_episode(
     tactics: str | None = None,
     campaign: int | None = None,
     round: int | None = None,
+    operator_token: str | None = None,
 ) -> PlainObservation:
     """Reset (task, seed) as `episode_id`, replay `actions` [(idx, action)], check the counters.
 
     `actions` must hold exactly the indexes 0..expect_action_count-1. `tactics`, `campaign` and
-    `round` are the episode's own reset options (the same playbook and, for a campaign round,
-    the same derived seed).
+    `round` (and an adaptive round's `operator_token`) are the episode's own reset options (the
+    same playbook and, for a campaign round, the same derived seed).
     """
     indexes = [idx for idx, _ in actions]
     if indexes != list(range(expect_action_count)):
@@ -53,7 +54,13 @@ def rebuild_env_episode(
             f"0..{expect_action_count - 1} but it is missing {missing[:10]}"
         )
     obs = client.reset(
-        task, seed, episode_id=episode_id, tactics=tactics, campaign=campaign, round=round
+        task,
+        seed,
+        episode_id=episode_id,
+        tactics=tactics,
+        campaign=campaign,
+        round=round,
+        operator_token=operator_token,
     )
     for idx, action in actions:
         action_type, account_id, trace = parse_step(action)

@@ -46,7 +46,8 @@ class EpisodeInput(TypedDict, total=False):
     """What starts an episode: task and seed, and the run and episode number it belongs to.
 
     Optional: `tactics` (the ring's playbook name, classic when absent) and `campaign` + `round`
-    (a campaign round; the environment derives the seed, which then replaces `seed`).
+    (a campaign round; the environment derives the seed, which then replaces `seed`); an adaptive
+    round from round 1 on also carries `operator_token`, the previous round's debrief token.
     """
 
     task: str
@@ -56,6 +57,7 @@ class EpisodeInput(TypedDict, total=False):
     tactics: str
     campaign: int
     round: int
+    operator_token: str
 
 
 class EpisodeOutput(TypedDict, total=False):
@@ -70,6 +72,7 @@ class EpisodeOutput(TypedDict, total=False):
     alpha: float
     tally: Annotated[dict[str, int], add_counts]  # agree, rule_override, llm, llm_calls, ...
     result: dict[str, Any]  # reflect: won, reward, grader_score, ..., learn_status
+    operator: dict[str, Any]  # an adaptive round's operator debrief (terminal observation)
 
 
 class EpisodeState(EpisodeInput, EpisodeOutput, total=False):

@@ -8,6 +8,11 @@ os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
 os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")
 os.environ.setdefault("LANGSMITH_TRACING", "false")
+# the adaptive operator's token key: one per test session, never the user's own
+os.environ.setdefault(
+    "FAKEGANG_OPERATOR_KEY_FILE",
+    os.path.join(__import__("tempfile").mkdtemp(prefix="fakegang-test-key-"), "operator.key"),
+)
 
 import pytest  # noqa: E402
 

@@ -103,12 +103,16 @@ class EnvClient:
         tactics: str | None = None,
         campaign: int | None = None,
         round: int | None = None,
+        operator_token: str | None = None,
     ) -> PlainObservation:
         """Start an episode. With `campaign` and `round` the server derives the seed (and the
-        hidden playbook of that round), so `seed` is not sent."""
+        hidden playbook of that round), so `seed` is not sent; an adaptive round from round 1 on
+        sends the previous round's `operator_token`."""
         body: dict[str, Any] = {"task": task}
         if campaign is not None or round is not None:
             body.update(campaign=campaign, round=round)
+        if operator_token is not None:
+            body["operator_token"] = operator_token
         elif seed is not None:
             body["seed"] = seed
         if tactics is not None:
@@ -163,6 +167,11 @@ class EnvClient:
         self.close()
 
 
+#: The reset keywords an episode's input may carry besides task and seed.
+RESET_OPTIONS: tuple[str, ...] = ("tactics", "campaign", "round", "operator_token")
+
+
 def reset_options(state: dict[str, Any]) -> dict[str, Any]:
-    """The optional reset keywords (`tactics`, `campaign`, `round`) an episode state carries."""
-    return {k: state[k] for k in ("tactics", "campaign", "round") if state.get(k) is not None}
+    """The optional reset keywords (`tactics`, `campaign`, `round`, `operator_token`) an episode
+    state carries."""
+    return {k: state[k] for k in RESET_OPTIONS if state.get(k) is not None}

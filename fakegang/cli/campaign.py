@@ -10,7 +10,7 @@ import sys
 from fakegang.cli.eval import add_scale_arguments
 from fakegang.cli.settings import EMBEDDED_ENV, add_setting_arguments
 from fakegang.cli.train import parse_seed_range
-from fakegang_env.tactics import MAX_ROUND, TACTICS_NAMES
+from fakegang_env.tactics import CAMPAIGN_TACTICS, MAX_ROUND
 from fakegang_env.tasks import TASKS
 
 
@@ -39,6 +39,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             rounds=args.rounds,
             model=args.model,
             compare=args.compare,
+            modes=args.modes,
             db=args.db,
             from_db=args.from_db,
             env_url=args.env_url,
@@ -64,7 +65,22 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             curve = " ".join(f"{v:.2f}" for v in summary["curves"][mode])
             share = summary["llm_call_share"][mode]
             print(f"{mode:8s} AUC {auc:.3f} | LLM calls {share:.1%} of actions | {curve}")
+        for mode, seen in summary.get("operator", {}).items():
+            survival = " ".join(f"{v:.2f}" for v in seen["survival"])
+            print(f"operator vs {mode}: survival {survival}")
     return 0
+
+
+def _modes(text: str) -> list[str]:
+    from fakegang.runs.campaign import MODES
+
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        raise argparse.ArgumentTypeError(
+            f"--modes takes a comma-separated list of {', '.join(MODES)}, got {text!r}"
+        )
+    return modes
 
 
 def _rounds(text: str) -> int:
@@ -80,7 +96,13 @@ def _rounds(text: str) -> int:
 def add_campaign_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("campaign", help="play campaigns and draw the learning curve")
     p.add_argument("--task", choices=sorted(TASKS), required=True)
-    p.add_argument("--tactics", choices=TACTICS_NAMES, default="mixed")
+    p.add_argument(
+        "--tactics",
+        choices=CAMPAIGN_TACTICS,
+        default="mixed",
+        help="the operator: a named generation, mixed (random switches) or adaptive (reads the "
+        "takedowns; see `fakegang env tactics`)",
+    )
     p.add_argument("--campaigns", type=parse_seed_range, default=[0], help="A-B inclusive")
     p.add_argument("--rounds", type=_rounds, default=10)
     add_setting_arguments(
@@ -95,7 +117,18 @@ def add_campaign_commands(sub: argparse._SubParsersAction) -> None:
             ),
         },
     )
-    p.add_argument("--compare", action="store_true", help="also play static and oracle")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="play every mode: static, prior (the learning agent's start, frozen), learning, "
+        "oracle",
+    )
+    p.add_argument(
+        "--modes",
+        type=_modes,
+        help="comma-separated modes to play instead (static, prior, learning, oracle); default "
+        "learning",
+    )
     p.add_argument(
         "--db",
         help="merge every round into DB (runs, replay, report) and keep each campaign's own "

@@ -6,8 +6,14 @@ worker process (or a Ray task) unchanged (fakegang/runs/campaign_worker.py does;
 campaigns and modes is fakegang/runs/campaign_sweep.py). Modes:
 - `static`: the agent with learning off (shipped weights, nothing learned; its rounds are still
   recorded, as `eval` records its episodes, and nothing it plays reads them back);
+- `prior`: the fair baseline: the learning agent's starting point (the unknown operator's weights
+  and trace yields, the same pivots and reading of the report), frozen: nothing is learned;
 - `learning`: the agent learning from every debrief (refit, credit α, insights);
 - `oracle`: the environment's oracle policy (knows the ring), the ceiling.
+
+`tactics=adaptive` rounds are played in order: each round's reset sends the operator token of
+the previous round's debrief, and each row carries the operator's debrief (`operator`: the
+playbook played, its survival, the one-line reason), known only once the round has ended.
 The agent modes play through the real graph against an environment server (the embedded one
 unless `env_url` is given), each campaign in its own fresh database (or a copy of `from_db`),
 as a run of its own (`campaign_run_id`: `fakegang runs` and `report` list its rounds).
@@ -19,6 +25,7 @@ import json
 import shutil
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,11 +37,14 @@ from fakegang.runs.runner import environment, episode_config
 from fakegang.tools.memory.store import utc_now
 from fakegang.tools.rules.actions import parse_step
 from fakegang_env.engine import Episode
+from fakegang_env.operator import opening
 from fakegang_env.policies import make_policy
-from fakegang_env.tactics import campaign_schedule
+from fakegang_env.tactics import ADAPTIVE, campaign_schedule, round_seed
 from fakegang_env.traces import TRACES
 
-MODES = ("static", "learning", "oracle")
+MODES = ("static", "prior", "learning", "oracle")
+#: Modes whose agent reads learned (or starting) weights rather than the shipped ones.
+REFIT_MODES = ("prior", "learning")
 CAMPAIGN_NAMESPACE = uuid.UUID("0b6f3c1e-7d7e-4f55-9d43-52a1c3e0a6b1")
 
 Progress = Callable[[str], None]
@@ -49,29 +59,60 @@ def campaign_run_id(tag: str, mode: str, campaign: int) -> str:
     return f"campaign-{tag}-{mode}-c{campaign}"
 
 
+def round_seeds(task: str, tactics: str, campaign: int, rounds: int) -> list[tuple[int, int]]:
+    """(round, network seed) of rounds 0..rounds-1 (adaptive rounds' playbooks come later)."""
+    if tactics == ADAPTIVE:
+        return [(k, round_seed(task, campaign, k)) for k in range(rounds)]
+    return [(s.round, s.seed) for s in campaign_schedule(task, campaign, rounds, tactics)]
+
+
 def campaign_threads(settings: dict[str, Any]) -> list[tuple[int, str, int, str]]:
     """(episode, task, seed, thread id) of every round of a campaign run, from its settings."""
     task, tactics, campaign = settings["task"], settings["tactics"], settings["campaign"]
     mode, tag = settings["mode"], settings["tag"]
     return [
-        (spec.round + 1, task, spec.seed,
-         round_thread_id(task, tactics, campaign, spec.round, mode, tag))
-        for spec in campaign_schedule(task, campaign, settings["rounds"], tactics)
-    ]  # fmt: skip
+        (k + 1, task, seed, round_thread_id(task, tactics, campaign, k, mode, tag))
+        for k, seed in round_seeds(task, tactics, campaign, settings["rounds"])
+    ]
 
 
 def round_line(mode: str, campaign: int, rounds: int, row: dict[str, Any]) -> str:
     """The progress line of one played round."""
     alpha = "" if row.get("alpha") is None else f" α={row['alpha']:.2f}"
+    operator = row.get("operator")
+    told = (
+        f" survival={operator['survival']:.2f} operator: {operator['reason']}" if operator else ""
+    )
     return (
         f"{mode:8s} campaign {campaign} round {row['round'] + 1}/{rounds} "
         f"regime {row['regime']}: {'WIN ' if row['won'] else 'LOSS'} "
-        f"grader={row['grader_score']:.2f}{alpha} llm={row['llm_calls']}/{row['actions']}"
+        f"grader={row['grader_score']:.2f}{alpha} llm={row['llm_calls']}/{row['actions']}{told}"
     )
 
 
-def _oracle_round(task: str, campaign: int, k: int, tactics: str) -> dict[str, Any]:
-    ep = Episode.for_round(task, campaign, k, tactics)
+def operator_row(debrief: dict[str, Any]) -> dict[str, Any]:
+    """An operator debrief as the campaign JSON keeps it (without the next round's token)."""
+    return {k: v for k, v in debrief.items() if k != "next_token"}
+
+
+def adaptive_regimes(rows: list[dict[str, Any]]) -> None:
+    """Number an adaptive campaign's regimes in place: a new one whenever the playbook changed."""
+    regime, before = 0, None
+    for row in rows:
+        played = (row.get("operator") or {}).get("playbook")
+        if before is not None and played != before:
+            regime += 1
+        row["regime"], before = regime, played
+
+
+def _oracle_round(
+    task: str, campaign: int, k: int, tactics: str, operator=None
+) -> tuple[dict[str, Any], Any]:
+    """One round played by the oracle; with an adaptive `operator`, also its next state."""
+    if operator is not None:
+        ep = Episode.for_adaptive_round(operator)
+    else:
+        ep = Episode.for_round(task, campaign, k, tactics)
     policy = make_policy("oracle", network=ep.network)
     obs = ep.observation()
     for _ in range(20 * ep.task_spec.max_steps + 200):
@@ -81,14 +122,17 @@ def _oracle_round(task: str, campaign: int, k: int, tactics: str) -> dict[str, A
     if not ep.done:
         ep.step("submit", None)
     g = ep.grader()
-    return {
+    debrief = ep.observation()["operator"]
+    row = {
         "won": bool(g["won"]),
         "grader_score": g["score"],
         "actions": ep.action_count,
         "llm_calls": 0,
         "alpha": None,
         "pivots": {},
+        **({"operator": operator_row(debrief)} if debrief else {}),
     }
+    return row, ep.operator_next
 
 
 def play_campaign(
@@ -115,7 +159,13 @@ def play_campaign(
     callbacks for every round (test hooks)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
-    schedule = campaign_schedule(task, campaign, rounds, tactics)
+    adaptive = tactics == ADAPTIVE
+    regimes = (
+        {}
+        if adaptive
+        else {s.round: s.regime for s in campaign_schedule(task, campaign, rounds, tactics)}
+    )
+    seeds = round_seeds(task, tactics, campaign, rounds)
     out: dict[str, Any] = {
         "task": task,
         "tactics": tactics,
@@ -125,9 +175,12 @@ def play_campaign(
         "rounds": [],
     }
     if mode == "oracle":
-        for spec in schedule:
-            row = _oracle_round(task, campaign, spec.round, tactics)
-            out["rounds"].append({"round": spec.round, "regime": spec.regime, **row})
+        operator = opening(task, campaign) if adaptive else None
+        for k, _ in seeds:
+            row, operator = _oracle_round(task, campaign, k, tactics, operator)
+            out["rounds"].append({"round": k, "regime": regimes.get(k, 0), **row})
+        if adaptive:
+            adaptive_regimes(out["rounds"])
         return out
     tmp_dir = None
     if db_path is None:
@@ -152,7 +205,8 @@ def play_campaign(
                 # static rounds are recorded too (outcome, steps); with learning off nothing
                 # read during play depends on them (α and weights come from tables it never writes)
                 record=True,
-                refit=mode == "learning",
+                # prior reads the starting weights (an empty weights table) and never writes one
+                refit=mode in REFIT_MODES,
                 alpha_rule=alpha_rule,
             )
             ctx.learn = mode == "learning"  # whatever $FAKEGANG_LEARN says (it fills defaults)
@@ -165,10 +219,14 @@ def play_campaign(
             if callbacks:
                 app = app.with_config(callbacks=callbacks)
             status = "interrupted"
+            token = None
             try:
-                for spec in schedule:
-                    row = _agent_round(app, ctx, settings, spec, run_id)
+                for k, _ in seeds:
+                    row = _agent_round(app, ctx, settings, k, regimes.get(k, 0), run_id, token)
                     out["rounds"].append(row)
+                    if adaptive:
+                        token = row.pop("operator_token")
+                        adaptive_regimes(out["rounds"])
                     if progress:
                         progress(round_line(mode, campaign, rounds, row))
                 status = "finished"
@@ -184,19 +242,27 @@ def play_campaign(
     return out
 
 
-def _agent_round(app, ctx: Context, settings: dict[str, Any], spec, run_id: str) -> dict[str, Any]:
-    """Play one round through the graph; its result row."""
+def _agent_round(
+    app,
+    ctx: Context,
+    settings: dict[str, Any],
+    k: int,
+    regime: int,
+    run_id: str,
+    operator_token: str | None = None,
+) -> dict[str, Any]:
+    """Play round k through the graph; its result row (an adaptive round's also carries the
+    operator's debrief and `operator_token`, the next round's token)."""
     task, tactics, campaign = settings["task"], settings["tactics"], settings["campaign"]
-    thread_id = round_thread_id(
-        task, tactics, campaign, spec.round, settings["mode"], settings["tag"]
-    )
+    thread_id = round_thread_id(task, tactics, campaign, k, settings["mode"], settings["tag"])
     inp = {
         "task": task,
         "tactics": tactics,
         "campaign": campaign,
-        "round": spec.round,
+        "round": k,
         "run_id": run_id,
-        "episode": spec.round + 1,
+        "episode": k + 1,
+        **({"operator_token": operator_token} if operator_token else {}),
     }
     config = episode_config(thread_id, task)
     app.invoke(inp, config, context=ctx, durability="exit")
@@ -208,9 +274,9 @@ def _agent_round(app, ctx: Context, settings: dict[str, Any], spec, run_id: str)
         kind, _, trace = parse_step(step["action"])
         if kind == "pivot" and trace:
             pivots[trace] = pivots.get(trace, 0) + 1
-    return {
-        "round": spec.round,
-        "regime": spec.regime,
+    row = {
+        "round": k,
+        "regime": regime,
         "won": bool(result["won"]),
         "grader_score": float(result["grader_score"] or 0.0),
         "actions": int(final["action_count"]),
@@ -219,6 +285,11 @@ def _agent_round(app, ctx: Context, settings: dict[str, Any], spec, run_id: str)
         "weights_version": final.get("weights_version", 0),
         "pivots": pivots,
     }
+    debrief = final.get("operator")
+    if debrief:
+        row["operator"] = operator_row(debrief)
+        row["operator_token"] = debrief["next_token"]
+    return row
 
 
 def summarise(
@@ -271,6 +342,9 @@ def summarise(
         n_pivots = sum(sum((x.get("pivots") or {}).values()) for r in runs for x in r["rounds"])
         share[m] = round(calls / actions, 4) if actions else 0.0
         pivot_share[m] = round(n_pivots / actions, 4) if actions else 0.0
+    operator = (
+        {m: operator_summary(results, m, rounds) for m in modes} if tactics == ADAPTIVE else {}
+    )
     return {
         "task": task,
         "tactics": tactics,
@@ -284,6 +358,27 @@ def summarise(
         "llm_call_share": share,
         "pivot_share": pivot_share,
         "pivot_trace_since_switch": trace_since,
+        **({"operator": operator} if operator else {}),
+    }
+
+
+def operator_summary(results: list[dict[str, Any]], mode: str, rounds: int) -> dict[str, Any]:
+    """An adaptive campaign's operator as one mode met it: mean survival per round, the channel
+    its moves weakened most often per round, and every round's debrief per campaign."""
+    runs = sorted((r for r in results if r["mode"] == mode), key=lambda r: r["campaign"])
+    survival = [
+        round(sum(r["rounds"][k]["operator"]["survival"] for r in runs) / len(runs), 4)
+        for k in range(rounds)
+    ]
+    weakest: list[str | None] = []
+    for k in range(rounds):
+        moved = Counter(r["rounds"][k]["operator"]["move"] for r in runs)
+        moved.pop(None, None)
+        weakest.append(min(moved, key=lambda c: (-moved[c], c)) if moved else None)
+    return {
+        "survival": survival,
+        "most_weakened": weakest,
+        "campaigns": {str(r["campaign"]): [x["operator"] for x in r["rounds"]] for r in runs},
     }
 
 
@@ -298,8 +393,18 @@ def switch_rounds(task: str, tactics: str, campaigns: list[int], rounds: int) ->
     return {k: v / len(campaigns) for k, v in counts.items()}
 
 
+MODE_STYLES: dict[str, tuple[str, str]] = {
+    "static": ("tab:gray", "--"),
+    "prior": ("tab:orange", "-."),
+    "learning": ("tab:blue", "-"),
+    "oracle": ("tab:green", ":"),
+}
+
+
 def write_outputs(summary: dict[str, Any], out_dir: str) -> tuple[Path, Path]:
-    """campaign.json and campaign.png (win rate per round, switches as dashed lines)."""
+    """campaign.json and campaign.png (win rate per round, switches as dashed lines; an adaptive
+    campaign adds an operator strip: its survival per round against each mode, and the channel
+    its moves weakened most often)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -309,40 +414,68 @@ def write_outputs(summary: dict[str, Any], out_dir: str) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / "campaign.json"
     json_path.write_text(json.dumps(summary, indent=1) + "\n")
-    fig, ax = plt.subplots(figsize=(8, 5))
+    operator = summary.get("operator")
+    if operator:
+        fig, (ax, strip) = plt.subplots(
+            2, 1, figsize=(8, 6.6), sharex=True, gridspec_kw={"height_ratios": [3, 1.4]}
+        )
+    else:
+        fig, ax = plt.subplots(figsize=(8, 5))
     x = list(range(1, summary["rounds"] + 1))
-    styles = {"static": "tab:gray", "learning": "tab:blue", "oracle": "tab:green"}
-    dashes = {"static": "--", "learning": "-", "oracle": ":"}
     for m, curve in summary["curves"].items():  # static dashed: visible under an equal curve
+        color, dash = MODE_STYLES.get(m, (None, "-"))
         ax.plot(
-            x,
-            curve,
-            marker="o",
-            linestyle=dashes.get(m, "-"),
-            color=styles.get(m),
+            x, curve, marker="o", linestyle=dash, color=color,
             label=f"{m} (AUC {summary['auc'][m]:.2f})",
-        )
+        )  # fmt: skip
     ax.set_xticks(x)
-    switches = switch_rounds(
-        summary["task"], summary["tactics"], summary["campaigns"], summary["rounds"]
-    )
-    for k, frac in sorted(switches.items()):
-        ax.axvline(k + 0.5, color="tab:red", linestyle="--", alpha=0.2 + 0.8 * frac)
-    if switches:
-        ax.plot(
-            [], [], color="tab:red", linestyle="--", label="regime switch (darker: more campaigns)"
+    if not operator:
+        switches = switch_rounds(
+            summary["task"], summary["tactics"], summary["campaigns"], summary["rounds"]
         )
+        for k, frac in sorted(switches.items()):
+            ax.axvline(k + 0.5, color="tab:red", linestyle="--", alpha=0.2 + 0.8 * frac)
+        if switches:
+            ax.plot(
+                [], [], color="tab:red", linestyle="--",
+                label="regime switch (darker: more campaigns)",
+            )  # fmt: skip
     ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("round")
     ax.set_ylabel("win rate")
     n = len(summary["campaigns"])
     ax.set_title(
         f"{summary['task']} / {summary['tactics']}: {n} campaign(s), model {summary['model']}"
     )
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize=8)
     ax.grid(alpha=0.3)
+    if operator:
+        ax.legend(loc="lower left", ncol=2, fontsize=8)
+        _operator_strip(strip, operator, x)
+    else:
+        ax.set_xlabel("round")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize=8)
     png_path = out / "campaign.png"
     fig.tight_layout()
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
     return json_path, png_path
+
+
+def _operator_strip(ax, operator: dict[str, Any], x: list[int]) -> None:
+    """The operator under the curves: its survival against each mode, and (against the
+    learning mode, or the first agent mode) the channel its moves weakened most often."""
+    for m, seen in operator.items():
+        color, dash = MODE_STYLES.get(m, (None, "-"))
+        ax.plot(x, seen["survival"], linestyle=dash, color=color, marker=".", label=m)
+    told = next((m for m in ("learning", "prior", "static") if m in operator), None)
+    if told:
+        for k, channel in enumerate(operator[told]["most_weakened"]):
+            if channel:
+                ax.annotate(
+                    channel.replace("_", " "), (x[k], 1.02), rotation=35, fontsize=6,
+                    ha="left", va="bottom", annotation_clip=False,
+                )  # fmt: skip
+    ax.set_ylim(0, 1.0)
+    ax.set_ylabel("ring survival")
+    ax.set_xlabel(f"round (labels: the channel the operator weakened most often vs {told})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)

@@ -124,6 +124,7 @@ def run_campaigns(
     rounds: int,
     model: str,
     compare: bool,
+    modes: list[str] | None = None,
     db: str | None = None,
     from_db: str | None = None,
     env_url: str | None = None,
@@ -147,7 +148,14 @@ def run_campaigns(
         raise CampaignError(str(exc)) from exc
     if not campaigns:
         raise CampaignError("no campaigns to play")
-    modes = list(MODES) if compare else ["learning"]
+    if compare:
+        modes = list(MODES)
+    elif not modes:
+        modes = ["learning"]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise CampaignError(f"unknown mode {unknown[0]!r}; valid: {', '.join(MODES)}")
+    modes = [m for m in MODES if m in modes]  # one order everywhere, each mode once
     _check_paths(db, from_db, modes, campaigns)
     if env_url is not None:
         _check_env(env_url)

@@ -29,7 +29,6 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from openenv.core.env_server.http_server import create_app
 
-from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
 from fakegang_env.server.auth import (
     BearerTokenMiddleware,
@@ -45,6 +44,7 @@ from fakegang_env.server.errors import (
     install_error_handlers,
 )
 from fakegang_env.server.fakegang_environment import ENV_NAME, ENV_VERSION, FakeGangEnvironment
+from fakegang_env.server.rounds import new_episode
 from fakegang_env.server.routes import register_http_routes
 from fakegang_env.server.security import (
     API_HEADERS,
@@ -54,7 +54,6 @@ from fakegang_env.server.security import (
 from fakegang_env.server.security import install as install_security
 from fakegang_env.server.serve_args import add_serve_arguments, port_free
 from fakegang_env.server.sessions import DEFAULT_MAX_EPISODES, DEFAULT_TTL_S, EpisodeRegistry
-from fakegang_env.tactics import Playbook
 from fakegang_env.server.ws_guard import WsFrameGuard
 
 DEFAULT_MAX_WS_SESSIONS = 64
@@ -98,10 +97,6 @@ class ServerSettings:
         )
 
 
-def _episode_factory(task: str, seed: int, episode_id: str, playbook: Playbook) -> Episode:
-    return Episode(task, seed, episode_id=episode_id, tactics=playbook)
-
-
 def build_app(
     settings: ServerSettings | None = None, registry: EpisodeRegistry | None = None
 ) -> FastAPI:
@@ -125,7 +120,7 @@ def build_app(
     install_error_handlers(app)
     if registry is None:  # (an empty registry is falsy: it has a __len__)
         registry = EpisodeRegistry(ttl_s=settings.ttl_s, max_episodes=settings.max_episodes)
-    register_http_routes(app, registry, _episode_factory)
+    register_http_routes(app, registry, new_episode)
     # Starlette tries routes in order: put the per-step routes first (a little less matching).
     hot = [r for r in app.router.routes if getattr(r, "path", None) in _HOT_ROUTES]
     app.router.routes[:] = hot + [r for r in app.router.routes if r not in hot]

@@ -29,8 +29,10 @@ from pydantic import ValidationError
 
 from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangState
+from fakegang_env.operator_token import OperatorTokenError
 from fakegang_env.server.catalog import tasks_catalog
 from fakegang_env.server.requests import ResetConflict, ResetParams
+from fakegang_env.server.rounds import new_episode, reset_spec
 
 ENV_NAME = "fakegang_env"
 ENV_VERSION = "0.1.0"
@@ -87,17 +89,12 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
             raw["task"] = task
         try:
             params = ResetParams.model_validate(raw)
-            seed, playbook = params.episode_spec()
+            spec = reset_spec(params)
         except ValidationError as exc:
             raise ValueError(f"invalid reset arguments: {_readable(exc)}") from None
-        except ResetConflict as exc:
+        except (ResetConflict, OperatorTokenError) as exc:
             raise ValueError(f"invalid reset arguments: {exc}") from None
-        self._episode = Episode(
-            params.task,
-            seed,
-            episode_id=params.episode_id or str(uuid.uuid4()),
-            tactics=playbook,
-        )
+        self._episode = new_episode(params.task, spec, params.episode_id or str(uuid.uuid4()))
         self._reward_mode = reward_mode
         self._steps_taken = 0
         return FakeGangObservation.model_validate(self._episode.observation())

@@ -8,19 +8,25 @@ from __future__ import annotations
 
 import re
 import secrets
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from fakegang_env.operator import OperatorState, opening
+from fakegang_env.operator_token import MAX_TOKEN_LENGTH, open_token
 from fakegang_env.schema import ActionFields
 from fakegang_env.tactics import (
+    ADAPTIVE,
+    ADAPTIVE_NOTE,
+    CAMPAIGN_TACTICS,
     GENERATION_NOTES,
     MAX_ROUND,
-    TACTICS_NAMES,
     Playbook,
     campaign_round,
     resolve_playbook,
+    round_seed,
 )
 from fakegang_env.tasks import TASK_NAMES, get_task
 
@@ -59,11 +65,21 @@ def random_seed() -> int:
 
 
 #: The tactics names as an enum, so the OpenAPI schema (and Schemathesis) carries the valid values.
-TacticsName = StrEnum("TacticsName", {name: name for name in TACTICS_NAMES})
+TacticsName = StrEnum("TacticsName", {name: name for name in CAMPAIGN_TACTICS})
 
 
 class ResetConflict(ValueError):
     """Reset options that are valid one by one but not together (HTTP 400)."""
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """What a reset plays: the network seed, the playbook and, for an adaptive round, the
+    operator's state (its debrief comes with the terminal observation)."""
+
+    seed: int
+    playbook: Playbook
+    operator: OperatorState | None = None
 
 
 #: `episode_spec`'s combination rule, stated in the schema so that a client generated from it (or
@@ -108,7 +124,8 @@ class ResetParams(BaseModel):
     tactics: TacticsName = Field(
         default=TacticsName("classic"),
         description="The ring operator's playbook: "
-        + "; ".join(f"{name} = {note}" for name, note in GENERATION_NOTES.items()),
+        + "; ".join(f"{name} = {note}" for name, note in GENERATION_NOTES.items())
+        + f"; {ADAPTIVE} = {ADAPTIVE_NOTE}",
     )
     campaign: StrictInt | None = Field(
         default=None,
@@ -123,15 +140,31 @@ class ResetParams(BaseModel):
         le=MAX_ROUND,
         description="0-based round of `campaign` (required with campaign, forbidden without)",
     )
+    operator_token: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_TOKEN_LENGTH,
+        description=f"tactics={ADAPTIVE} only, from round 1 on: the opaque `next_token` of the "
+        "previous round's debrief (`observation.operator.next_token`)",
+    )
 
-    def episode_spec(self) -> tuple[int, Playbook]:
-        """(network seed, playbook) of this reset; a random seed when none is given.
+    def episode_spec(self, key: bytes | None = None) -> EpisodeSpec:
+        """What this reset plays; a random seed when none is given. `key` opens an adaptive
+        round's `operator_token`.
 
-        Raises `ResetConflict` for options that contradict each other.
+        Raises `ResetConflict` for options that contradict each other, and
+        `OperatorTokenError` for a token that is forged (400) or from another round (409).
         """
+        adaptive = self.tactics.value == ADAPTIVE
+        if self.operator_token is not None and not adaptive:
+            raise ResetConflict(f"operator_token goes with tactics={ADAPTIVE} only")
         if self.campaign is None and self.round is None:
+            if adaptive:
+                raise ResetConflict(
+                    f"tactics={ADAPTIVE} is for campaign rounds: send campaign and round"
+                )
             seed = self.seed if self.seed is not None else random_seed()
-            return seed, resolve_playbook(self.task, seed, self.tactics.value)
+            return EpisodeSpec(seed, resolve_playbook(self.task, seed, self.tactics.value))
         if self.campaign is None:
             raise ResetConflict("round needs campaign: send both (or neither)")
         if self.round is None:
@@ -141,8 +174,26 @@ class ResetParams(BaseModel):
                 "seed cannot be combined with campaign: a campaign round derives its own seed "
                 "(send either seed, or campaign and round)"
             )
+        if adaptive:
+            return self._adaptive_spec(self.campaign, self.round, key)
         spec = campaign_round(self.task, self.campaign, self.round, self.tactics.value)
-        return spec.seed, spec.playbook
+        return EpisodeSpec(spec.seed, spec.playbook)
+
+    def _adaptive_spec(self, campaign: int, k: int, key: bytes | None) -> EpisodeSpec:
+        if k == 0:
+            if self.operator_token is not None:
+                raise ResetConflict("round 0 of an adaptive campaign takes no operator_token")
+            state = opening(self.task, campaign)
+        elif self.operator_token is None:
+            raise ResetConflict(
+                f"round {k} of an adaptive campaign needs operator_token: the next_token of "
+                f"round {k - 1}'s debrief"
+            )
+        else:
+            if key is None:
+                raise ResetConflict("this server holds no operator key")
+            state = open_token(self.operator_token, key, task=self.task, campaign=campaign, round=k)
+        return EpisodeSpec(round_seed(self.task, campaign, k), state.as_playbook(), state)
 
     _integral_seed = field_validator("seed", "campaign", "round", mode="before")(_integral)
 

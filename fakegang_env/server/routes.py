@@ -27,16 +27,19 @@ from fastapi import Body, FastAPI, Query
 from fastapi.responses import Response
 from openenv.core.env_server.types import ResetResponse, StepResponse
 
+from fakegang_env.operator_token import OperatorTokenError
 from fakegang_env.server.catalog import tasks_catalog
 from fakegang_env.server.contract import error_response
 from fakegang_env.server.errors import ApiError
 from fakegang_env.server.requests import (
     EPISODE_ID_QUERY_PATTERN,
     EPISODE_ID_RULE,
+    EpisodeSpec,
     ResetConflict,
     ResetParams,
     StepBody,
 )
+from fakegang_env.server.rounds import reset_spec
 from fakegang_env.server.sessions import (
     ActionIndexConflict,
     EpisodeNotFoundError,
@@ -44,7 +47,6 @@ from fakegang_env.server.sessions import (
     HeldEpisode,
     RegistryFullError,
 )
-from fakegang_env.tactics import Playbook
 
 try:
     import orjson
@@ -58,8 +60,8 @@ except ImportError:  # pragma: no cover - orjson ships with openenv's gradio dep
         return json.dumps(obj, separators=(",", ":")).encode()
 
 
-#: (task, seed, episode_id, playbook) -> an engine Episode
-EpisodeFactory = Callable[[str, int, str, Playbook], Any]
+#: (task, spec, episode_id) -> an engine Episode
+EpisodeFactory = Callable[[str, EpisodeSpec, str], Any]
 _LIFTED = ("done", "reward")
 _JSON = "application/json"
 
@@ -104,7 +106,11 @@ def register_http_routes(
                 "model": ResetResponse,
                 "description": "First observation; observation.episode_id addresses the episode",
             },
-            400: _error_doc("Conflicting options: seed with campaign, round without campaign"),
+            400: _error_doc(
+                "Conflicting options (seed with campaign, round without campaign, an adaptive "
+                "round without its operator_token) or an operator_token that does not verify"
+            ),
+            409: _error_doc("An operator_token from another round, campaign or task"),
             422: _error_doc(
                 "Unknown task or tactics (the valid values are listed), negative seed, "
                 "campaign or round, bad episode_id, wrong types"
@@ -116,15 +122,18 @@ def register_http_routes(
         """Start (or restart) an episode. Without `episode_id` a uuid4 is generated and the
         episode becomes the default one used by requests that name no episode. `tactics`
         picks the ring's playbook; `campaign` + `round` derive the seed and the playbook of a
-        campaign round (the playbook is never revealed)."""
+        campaign round (the playbook is never revealed). `tactics=adaptive` rounds take the
+        previous round's `operator_token` and reveal the operator in the terminal observation."""
         try:
-            seed, playbook = params.episode_spec()
+            spec = reset_spec(params)
         except ResetConflict as exc:
             raise ApiError(400, "conflicting_options", str(exc)) from None
+        except OperatorTokenError as exc:
+            raise ApiError(exc.status, exc.error, exc.message) from None
         episode_id = params.episode_id or str(uuid.uuid4())
         try:
             registry.ensure_room(episode_id)
-            episode = episode_factory(params.task, seed, episode_id, playbook)
+            episode = episode_factory(params.task, spec, episode_id)
             held = registry.put(episode_id, episode, make_default=params.episode_id is None)
         except RegistryFullError as exc:
             raise ApiError(

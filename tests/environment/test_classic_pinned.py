@@ -53,11 +53,12 @@ def _digest(obj: object) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
 
 
-ADDITIVE_OBSERVATION_KEYS = ("ring_ids", "pivots")
+ADDITIVE_OBSERVATION_KEYS = ("ring_ids", "pivots", "operator")
 
 
 def _without_debrief(obs: dict) -> dict:
     assert obs["pivots"] == []  # nothing here pivots: the key only exists
+    assert obs["operator"] is None  # only adaptive campaign rounds have an operator debrief
     return {k: v for k, v in obs.items() if k not in ADDITIVE_OBSERVATION_KEYS}
 
 

@@ -9,19 +9,25 @@ from env_fixtures import run_env_cli as run_main
 from fakegang_env.engine import Episode
 from fakegang_env.generator import generate_network, network_to_dict
 from fakegang_env.policies import run_policy
-from fakegang_env.tactics import CHANNELS, GENERATIONS, TACTICS_NAMES, campaign_round
+from fakegang_env.tactics import (
+    CAMPAIGN_TACTICS,
+    CHANNELS,
+    GENERATIONS,
+    campaign_round,
+)
 
 
 def test_tactics_lists_every_generation(capsys) -> None:
     code, out, _ = run_main(capsys, "env", "tactics", "--json")
     assert code == 0
     rows = json.loads(out)
-    assert [r["name"] for r in rows] == list(TACTICS_NAMES)
-    for r in rows[:-1]:
+    assert [r["name"] for r in rows] == list(CAMPAIGN_TACTICS)
+    for r in rows[: len(GENERATIONS)]:
         assert r["channels"] == GENERATIONS[r["name"]].channels and r["description"]
-    assert rows[-1]["channels"] is None
+    assert rows[-2]["channels"] is None and rows[-1]["channels"] is None  # mixed, adaptive
     code, text, _ = run_main(capsys, "env", "tactics")
-    assert code == 0 and all(name in text for name in TACTICS_NAMES)
+    assert code == 0 and all(name in text for name in CAMPAIGN_TACTICS)
+    assert "evasion budget" in text and "shared_proxies" in text  # the adaptive operator's table
     assert "0.30" in text  # loose_cells' ring density, as a strength
 
 

@@ -15,7 +15,13 @@ from fakegang_env.client import FakeGangEnv
 from fakegang_env.engine import Episode
 from fakegang_env.models import FakeGangAction, FakeGangObservation
 from fakegang_env.server.app import build_app
-from fakegang_env.tactics import GENERATIONS, MAX_ROUND, TACTICS_NAMES, campaign_round
+from fakegang_env.tactics import (
+    CAMPAIGN_TACTICS,
+    GENERATIONS,
+    MAX_ROUND,
+    TACTICS_NAMES,
+    campaign_round,
+)
 
 NAMED = [n for n in GENERATIONS if n != "classic"]
 
@@ -110,7 +116,7 @@ def test_openapi_declares_the_reset_constraints(http: httpx.Client) -> None:
     reset = schemas["ResetParams"]["properties"]
     tactics = reset["tactics"]
     enum_schema = schemas[tactics["$ref"].rsplit("/", 1)[-1]] if "$ref" in tactics else tactics
-    assert enum_schema["enum"] == list(TACTICS_NAMES)
+    assert enum_schema["enum"] == list(CAMPAIGN_TACTICS)
     for name in ("campaign", "round"):
         options = reset[name]["anyOf"]
         assert any(o.get("type") == "integer" and o.get("minimum") == 0 for o in options)
@@ -123,7 +129,7 @@ def test_openapi_declares_the_reset_constraints(http: httpx.Client) -> None:
 
 def test_tasks_lists_the_generations(http: httpx.Client) -> None:
     rows = http.get("/tasks").json()["tactics"]
-    assert [r["name"] for r in rows] == list(TACTICS_NAMES)
+    assert [r["name"] for r in rows] == list(CAMPAIGN_TACTICS)
     assert all(isinstance(r["description"], str) and r["description"] for r in rows)
     by_name = {r["name"]: r for r in rows}
     assert by_name["loose_cells"]["channels"] == GENERATIONS["loose_cells"].channels
