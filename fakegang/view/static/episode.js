@@ -157,7 +157,7 @@
 
   var STYLE = [
     { selector: "node", style: { "background-color": "#d9dee7", "label": "data(label)",
-      "font-size": 9, "min-zoomed-font-size": 5, "color": "#475467", "width": 14, "height": 14,
+      "font-size": 10, "min-zoomed-font-size": 5, "color": "#475467", "width": 14, "height": 14,
       "text-valign": "bottom", "text-margin-y": 2, "border-width": 0 } },
     { selector: "node.crowd", style: { "shape": "round-rectangle", "width": "data(size)", "height": 12,
       "background-color": "#eef1f5", "border-width": 1, "border-color": "#c3cad5", "label": "data(label)",
@@ -194,7 +194,7 @@
       crowds[c.id] = c;
       maxLevel = Math.max(maxLevel, c.level);
       nodeDefs.push({ group: "nodes", classes: "crowd", at: c.at, data: { id: c.id,
-        label: "+" + c.members.length, level: c.level, size: Math.min(40, 18 + 4 * Math.sqrt(c.members.length)) } });
+        label: "+" + c.members.length, level: c.level, size: Math.min(28, 16 + 2 * Math.sqrt(c.members.length)) } });
     });
     caseData.edges.forEach(function (e) {
       if (!alone(e.source) || !alone(e.target)) return;
