@@ -420,7 +420,7 @@ def test_hard_episode_labels_of_inspected_and_flagged_accounts_do_not_overlap(
     n_inspected = len(json.loads(inspected)["inspected_ids"])
     assert len(boxes) >= n_inspected > 10, "a hard episode inspects many accounts"
     # labels are drawn at the default zoom (Cytoscape hides those under min-zoomed-font-size)
-    assert min(b["shown"] for b in boxes) >= 5.0
+    assert min(b["shown"] for b in boxes) >= 7.0
     assert all(b["w"] > 0 for b in boxes)
     assert _overlaps(boxes) == []
     # the crowd is collapsed: far fewer nodes than accounts seen

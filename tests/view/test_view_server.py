@@ -323,7 +323,7 @@ def test_the_operators_move_is_shown_next_to_each_round(view_db, tmp_path):
     page = TestClient(create_app(db)).get("/learning").text
     cells = page.split('class="left operator">')[1:]
     assert len(cells) == 3
-    assert cells[0].startswith("weakened ip · survival 0.60 (4 of 10 caught): ip pivots found it")
+    assert cells[0].startswith("ip pivots found it · survival 0.60 (4 of 10 caught)")
     assert cells[1].startswith("–") and cells[2].startswith("–")
 
 
