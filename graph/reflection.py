@@ -23,6 +23,7 @@ from fakegang.tools.memory.store import Trajectory, utc_now
 from fakegang.tools.models import llm as llm_calls
 from fakegang.tools.models import prompting
 from fakegang.tools.rules.actions import log_form
+from fakegang_env.schema import PlainObservation
 from fakegang_env.tasks import get_task
 
 __all__ = ["FALLBACK_PREFIX", "reflect"]
@@ -64,6 +65,7 @@ def reflect(state: EpisodeState, runtime: Runtime[Context], config: RunnableConf
         "alpha_used": state["alpha"],
         **tally_columns(tally),
         "finished_at": (memory.episode(thread_id) or {}).get("finished_at") or utc_now(),
+        "operator": operator_json(obs),
     }
     memory.upsert_episode(row)
     learn_status = f"{ctx.run_kind}: memory read only, nothing learned"
@@ -189,6 +191,13 @@ def _fallback(row: dict, won: bool, error: str | None) -> str:
             else "explore the follows of the likeliest member sooner and flag on combined evidence."
         )
     )
+
+
+def operator_json(obs: PlainObservation) -> str | None:
+    """An adaptive round's operator debrief as the episodes table keeps it (no next token)."""
+    if obs.operator is None:
+        return None
+    return json.dumps(obs.operator.model_dump(exclude={"next_token"}), separators=(",", ":"))
 
 
 def _extract(text: str, key: str) -> float:

@@ -37,6 +37,8 @@ class RunData:
     llm_failures: list[str] = field(default_factory=list)  # one line per error class
     llm_failures_verbose: list[str] = field(default_factory=list)  # and each failed call
     log_only: list[str] = field(default_factory=list)  # notes on episodes the database lacks
+    #: an adaptive campaign's operator per round: {episode, won, **debrief}, in episode order
+    operator: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -137,6 +139,11 @@ def load_run(run_id: str, db: str | Path, log_dir: str | Path | None = None) -> 
     data.llm_failures_verbose = failures.lines(verbose=True)
     data.notes.extend(f"LLM: {line}" for line in data.llm_failures)
     data.thread_of = {e["episode"]: e["thread_id"] for e in episodes}
+    data.operator = [
+        {"episode": e["episode"], "won": bool(e["won"]), **json.loads(e["operator"])}
+        for e in episodes
+        if e.get("operator")
+    ]
     log_dir = Path(log_dir) if log_dir else Path(data.settings.get("log_dir") or "runs")
     metrics_path = log_dir / "metrics.jsonl"
     from_file = _metrics_file_rows(metrics_path, run_id)

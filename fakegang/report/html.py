@@ -131,6 +131,30 @@ def _episode_section(ep: dict) -> str:
     return f'{head}<img src="{png}" alt="episode {row["episode"]} network">{timeline}'
 
 
+def operator_section(data: RunData) -> str:
+    """An adaptive campaign's operator, round by round, as it was revealed after each round."""
+    if not data.operator:
+        return ""
+    rows = []
+    for r in data.operator:
+        weak = ", ".join(
+            f"{c.replace('_', ' ')} {v:.1f}" for c, v in r["playbook"].items() if v < 1.0
+        )
+        rows.append(
+            f"<tr class='{'win' if r['won'] else 'loss'}'><td>{r['episode']}</td>"
+            f"<td>{'WIN' if r['won'] else 'LOSS'}</td><td>{r['caught']}/{r['members']}</td>"
+            f"<td>{num(r['survival'])}</td><td class='l'>{html.escape(weak or 'classic')}</td>"
+            f"<td>{num(r['cost'])}</td><td class='l'>{html.escape(r['reason'])}</td></tr>"
+        )
+    return (
+        "<h2>The operator</h2><p class='small'>An adaptive campaign: after each round the ring's "
+        "operator read its takedown list and chose the next playbook (channels below 1.0 are "
+        "weakened; revealed only once each round had ended).</p><table><tr><th>episode</th>"
+        "<th>agent</th><th>caught</th><th>survival</th><th class='l'>weakened channels</th>"
+        f"<th>cost</th><th class='l'>why the operator played it</th></tr>{''.join(rows)}</table>"
+    )
+
+
 def render(
     data: RunData, charts: list[tuple[str, str]], episodes: list[dict], learned: str = ""
 ) -> str:
@@ -150,7 +174,7 @@ def render(
         f"<body><h1>fakegang training report — {html.escape(data.run_id)}</h1>"
         f"<p class='small'>generated {generated}; the model label `fake` is the deterministic "
         f"stand-in, not an LLM.</p>{notes}{_summary(data)}"
-        f"<h2>Learning curves</h2>{imgs}{learned}"
+        f"<h2>Learning curves</h2>{imgs}{learned}{operator_section(data)}"
         f"<h2>Curriculum phases</h2>"
         f"{_table(phases(data.rows), PHASE_KEYS, 'phase', {'task'})}"
         f"<h2>Episodes in pictures</h2><p class='small'>Top: the accounts the agent saw (big = "

@@ -63,12 +63,12 @@ def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
     assert set(summary) == KEYS
     assert summary["campaigns"] == [0] and summary["rounds"] == 3
     for key in ("curves", "grader"):
-        assert set(summary[key]) == {"static", "learning", "oracle"}
+        assert set(summary[key]) == {"static", "prior", "learning", "oracle"}
         assert all(len(v) == 3 for v in summary[key].values())
     assert summary["since_switch"]["learning"] and summary["llm_call_share"]["oracle"] == 0.0
     # pivots: a share of the actions per mode (the oracle policy never pivots), and per trace
     # the share of the pivots by rounds since a switch (null where a bucket had none)
-    assert set(summary["pivot_share"]) == {"static", "learning", "oracle"}
+    assert set(summary["pivot_share"]) == {"static", "prior", "learning", "oracle"}
     assert summary["pivot_share"]["oracle"] == 0.0 and 0 < summary["pivot_share"]["learning"] < 1
     by_trace = summary["pivot_trace_since_switch"]["learning"]
     assert set(by_trace) == set(TRACES)

@@ -59,6 +59,8 @@ EPISODE_COLUMNS: tuple[Column, ...] = (
     Column("reflection_call", str),  # ok | error | skipped (timed out before); NULL: none due
     Column("reflection_error", str),
     Column("reflection_error_class", str),
+    # an adaptive campaign round's operator debrief (JSON: playbook, survival, reason); NULL else
+    Column("operator", str),
 )
 
 #: The `episodes` table's columns and types (sqlite-utils schema; primary key thread_id).

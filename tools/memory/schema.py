@@ -142,6 +142,7 @@ def _ensure_core_tables(db: sqlite_utils.Database) -> None:
             "reflection_call": str,
             "reflection_error": str,
             "reflection_error_class": str,
+            "operator": str,
         },
     )
     db["episodes"].create_index(["task", "finished_at"], if_not_exists=True)
