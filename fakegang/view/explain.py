@@ -35,6 +35,7 @@ def _contributions(weights: dict[str, float], feats: dict[str, float]) -> list[l
 
 
 def _logit(p: float) -> float:
+    """Log-odds, clipped: a score of exactly 0 or 1 still compares."""
     p = min(max(p, 1e-9), 1 - 1e-9)
     return math.log(p / (1 - p))
 
@@ -86,6 +87,7 @@ class Explainer:
 
 
 def _z(weights: dict[str, float], feats: dict[str, float]) -> float:
+    """The logistic model's log-odds, as tools/rules/engine.py `logistic` sums them."""
     return weights.get("bias", 0.0) + sum(weights.get(k, 0.0) * v for k, v in feats.items())
 
 

@@ -39,6 +39,7 @@ def side_file(db_path: Path, settings: dict[str, Any]) -> Path:
 
 
 def _holds_run(path: Path, run_id: str) -> bool:
+    """Whether the file is that run's memory (a later invocation may have replaced it)."""
     try:
         with db.read_only(path) as conn:
             found = conn.execute("select 1 from runs where run_id = ?", [run_id]).fetchone()

@@ -139,6 +139,12 @@ def test_a_campaign_round_falls_back_to_the_steps_table(view_db):
     assert all("observe" in s["nodes"] for s in data["steps"])
     assert data["case"]["diverged_at"] is None  # the round was rebuilt with its own playbook
     assert data["case"]["debrief"]["ring"]
+    # a later round's evidence is scored with the weights it pinned, from the campaign's memory
+    later = client.get(f"/api/episode/{_threads(view_db.path, view_db.campaign_run)[2]}").json()
+    assert later["weights_source"].startswith("weights v")
+    assert later["case"]["why"] and all(
+        w["evidence"]["features"] for w in later["case"]["why"].values() if w["flagged"] is not None
+    )
 
 
 def test_a_training_writing_the_file_is_seen_live(view_db, tmp_path):
@@ -399,3 +405,37 @@ def test_the_crowd_is_grouped_per_revealing_action_and_levels_fill_outwards():
     alone = {a["id"]: a["level"] for a in accounts if a["cluster"] is None}
     assert alone == {"s1": 0, "c": 1, "d": 1, "p": 1}
     assert all(c["level"] > max(alone.values()) for c in crowds)
+
+
+def test_beyond_three_memories_the_learning_page_folds_the_rest(view_db, tmp_path):
+    """A sweep of many campaigns keeps the page short: the first three memories are open, the
+    others fold to one line each (their summary)."""
+    from fakegang.view.memories import side_file
+
+    db = tmp_path / "runs.sqlite"
+    shutil.copyfile(view_db.path, db)
+    conn = sqlite3.connect(str(db))
+    row = conn.execute("select * from runs where run_id = ?", [view_db.campaign_run]).fetchone()
+    cols = [d[0] for d in conn.execute("select * from runs limit 0").description]
+    source = side_file(view_db.path, json.loads(row[cols.index("settings")]))
+    for n in range(4):
+        settings = {**json.loads(row[cols.index("settings")]), "campaign": n}
+        values = dict(zip(cols, row, strict=True))
+        values.update(run_id=f"{view_db.campaign_run}-copy{n}", settings=json.dumps(settings))
+        marks = ", ".join("?" for _ in cols)
+        conn.execute(
+            f"insert into runs ({', '.join(cols)}) values ({marks})", list(values.values())
+        )
+        side = side_file(db, settings)
+        shutil.copyfile(source, side)
+        s = sqlite3.connect(str(side))
+        s.execute(f"insert into runs ({', '.join(cols)}) values ({marks})", list(values.values()))
+        s.commit()
+        s.close()
+    conn.commit()
+    conn.close()
+    page = TestClient(create_app(db)).get("/learning").text
+    # this file's memory, then 4 copies plus the original campaign 0 (whose file is now a copy's)
+    assert page.count('<section class="memory"') == 6
+    assert page.count('<details class="memory-fold">') == 3
+    assert "learning campaign 3: " in page.split('<details class="memory-fold">')[-1]
