@@ -43,6 +43,15 @@ TRAIN = ["train.py", "--task", "easy", "--episodes", str(EPISODES), "--model", "
 KILL_SEED = int(os.environ.get("FAKEGANG_TEST_KILL_SEED", "20261202"))
 
 
+def default_sigint() -> None:
+    """In the child, before it starts: SIGINT back to its default action. A suite started as a
+    background job of a non-interactive shell (`make test-slow &`, `nohup`, some CI runners)
+    inherits SIGINT *ignored*, and Python then installs no KeyboardInterrupt handler: the
+    Ctrl-C this test sends would be dropped and the run would go on (the flaky failure of
+    issue 40, reproduced 7 times out of 7 under `nohup`)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Runner:
     """Starts train/resume processes for one database and kills them where asked."""
 
@@ -67,7 +76,12 @@ class Runner:
         out, err = self.tmp / f"p{self.n}.out", self.tmp / f"p{self.n}.err"
         with open(out, "w") as fo, open(err, "w") as fe:
             proc = subprocess.Popen(
-                [sys.executable, *self.argv()], cwd=REPO, env=env, stdout=fo, stderr=fe
+                [sys.executable, *self.argv()],
+                cwd=REPO,
+                env=env,
+                stdout=fo,
+                stderr=fe,
+                preexec_fn=default_sigint,
             )
         self.n += 1
         return proc, out, err
