@@ -459,3 +459,37 @@ def test_why_this_account_explains_each_flagged_and_missed_account(page, viewer,
         "article.case-file section.entry", "s => s.map(e => e.dataset.account)"
     )
     assert set(listed) == flagged | ring
+
+
+def test_clicking_a_crowd_lists_its_accounts_and_a_flagged_account_its_evidence(
+    page, viewer, view_db
+):
+    thread = _rows(
+        view_db.path, "select thread_id from episodes where run_id = ?", [view_db.hard_run]
+    )[0]["thread_id"]
+    _open_episode(page, viewer, thread)
+    page.keyboard.press("End")
+    page.wait_for_selector("#debrief")
+    crowd = page.evaluate(
+        "(() => { const n = window.fakegangView.cy.nodes('.crowd')[0]; n.emit('tap');"
+        " return [n.id(), parseInt(n.data('label').slice(1), 10)]; })()"
+    )
+    info = page.inner_text("#account-info")
+    at = int(crowd[0].split(":")[1])
+    assert info.startswith(f"{crowd[1]} accounts revealed by action #{at} (")
+    assert len(info.split(": ")[-1].split()) == crowd[1]  # every member listed
+    flagged = page.evaluate(
+        "(() => { const n = window.fakegangView.cy.nodes('.hit, .falseflag')[0]; n.emit('tap');"
+        " return n.id(); })()"
+    )
+    info = page.inner_text("#account-info")
+    assert info.startswith(f"{flagged}:") and "flagged at #" in info and "log-odds" in info
+    # before its flag, the account's evidence is not shown: no look ahead
+    first_flag = _rows(
+        view_db.path,
+        "select min(idx) i from steps where thread_id = ? and action = ?",
+        [thread, f"flag {flagged}"],
+    )[0]["i"]
+    page.evaluate(f"window.fakegangView.go({first_flag - 1})")
+    page.evaluate(f"window.fakegangView.cy.getElementById('{flagged}').emit('tap')")
+    assert "log-odds" not in page.inner_text("#account-info")

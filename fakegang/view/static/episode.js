@@ -278,8 +278,8 @@
     a.flags.forEach(function (f) { out.push("flagged at #" + f[0] + (f[1] !== null ? ", unflagged at #" + f[1] : "")); });
     if (d && atEnd) out.push(d.ring.indexOf(id) >= 0 ? "ring member" : "innocent");
     info.textContent = out.join(" · ");
-    var why = (caseData.why || {})[id];
-    if (why && why.evidence) info.appendChild(evidenceList(why.evidence));
+    var why = (caseData.why || {})[id];  // its evidence once the agent had it (no look ahead)
+    if (why && why.evidence && (atEnd || pos >= why.evidence.as_of)) info.appendChild(evidenceList(why.evidence));
   }
 
   /* The case at step k. Elements exist in Cytoscape only while they are seen (a long episode's
