@@ -33,12 +33,11 @@ from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 from typing import Any
 
-from evidence_ceiling import perfect_scores, pivot_move
+from evidence_ceiling import play_on
 
 from fakegang.tools.learning import trace_yields
 from fakegang.tools.learning.experience import unknown_operator_version
 from fakegang.tools.rules import engine as rules
-from fakegang.tools.rules.actions import parse_action
 from fakegang.tools.rules.player import play_episode
 from fakegang_env.arguments import seed_range
 from fakegang_env.engine import Episode
@@ -47,10 +46,12 @@ from fakegang_env.operator import OperatorState, after_round, opening
 from fakegang_env.policies import make_policy
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import round_seed
-from fakegang_env.tasks import get_task
 
 INVESTIGATORS = ("prior", "random", "oracle")
-#: The second half of a 10-round campaign (rounds 6-10, 1-based): where the target applies.
+#: The campaigns the figures are reported on; the operator's knobs were chosen on 200-219.
+REPORTED_CAMPAIGNS = range(300, 320)
+#: The second half of a 10-round campaign (rounds 6-10, 1-based): where the target applies
+#: (a shorter campaign, `--quick`, reports its last round).
 LATE_ROUNDS = slice(5, 10)
 PRIOR_LATE_TARGET = 0.40
 PERFECT_TARGET = 0.85
@@ -76,31 +77,6 @@ def _play_policy(name: str, ep: Episode) -> None:
         obs = ep.step(*policy.act(obs))
     if not ep.done:
         ep.step("submit", None)
-
-
-def play_perfect(ep: Episode) -> bool:
-    """bench/evidence_ceiling.py's `perfect_pivoting` scorer on an episode already built."""
-    ring = set(ep.network.gang_ids)
-    obs = PlainObservation(**ep.observation())
-    starting = list(obs.visible_account_ids)
-    unflagged: set[str] = set()
-    for _ in range(get_task(ep.task).max_steps * 3):
-        if obs.done:
-            break
-        scores = perfect_scores(obs, starting, ring)
-        proposal = rules.propose(obs, starting, scores, unflagged=unflagged)
-        kind, account = parse_action(proposal.action)
-        trace = None
-        if kind not in ("flag", "unflag"):
-            move = pivot_move(obs, ring, starting, scores[1])
-            if move is not None:
-                kind, account, trace = move
-        if kind == "unflag" and account:
-            unflagged.add(account)
-        obs = PlainObservation(**ep.step(kind, account, trace))
-    if not obs.done:
-        obs = PlainObservation(**ep.step("submit", None))
-    return bool(ep.grader()["won"])
 
 
 def play_campaign(task: str, campaign: int, rounds: int, investigator: str) -> dict[str, Any]:
@@ -140,7 +116,7 @@ def _perfect_on(task: str, campaign: int, k: int, playbook: dict[str, float]) ->
     from fakegang_env.tactics import Playbook
 
     ep = Episode(task, round_seed(task, campaign, k), tactics=Playbook("adaptive", playbook))
-    return play_perfect(ep)
+    return bool(play_on(ep, "perfect_pivoting")["won"])
 
 
 def _spread(playbooks: list[dict[str, float]]) -> float:
@@ -183,7 +159,7 @@ def calibrate(task: str, campaigns: list[int], rounds: int, workers: int) -> dic
         ]
         out["investigators"][inv] = {
             "win_curve": curve,
-            "win_late": round(statistics.fmean(curve[LATE_ROUNDS]), 3),
+            "win_late": round(statistics.fmean(curve[LATE_ROUNDS] or curve[-1:]), 3),
             "survival_curve": survival,
             "spread_first": _spread([r["rounds"][0]["playbook"] for r in runs]),
             "spread_last": _spread([r["rounds"][-1]["playbook"] for r in runs]),
@@ -207,7 +183,7 @@ def calibrate(task: str, campaigns: list[int], rounds: int, workers: int) -> dic
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", default="hard,medium")
-    p.add_argument("--campaigns", type=seed_range, default=range(300, 320))
+    p.add_argument("--campaigns", type=seed_range, default=REPORTED_CAMPAIGNS)
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--json", action="store_true")
@@ -215,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     results = [
         calibrate(t, list(args.campaigns), args.rounds, args.workers) for t in args.tasks.split(",")
     ]
-    if args.json:
-        print(json.dumps(results))
+    if args.json:  # bench/keep_campaign.py keeps it for the docs (name adaptive-calibration)
+        print(json.dumps({"tasks": results}))
         return 0
     for res in results:
         print(f"{res['task']} adaptive, campaigns {res['campaigns'][0]}-{res['campaigns'][1]}, "

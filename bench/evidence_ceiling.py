@@ -187,6 +187,12 @@ def play(task: str, seed: int, scorer: str, tactics: str = MIXED) -> dict:
         ep = Episode(task, SEED_BASE + seed, tactics=playbook)
     else:  # a named generation on the same unseen seeds
         ep = Episode(task, SEED_BASE + seed, tactics=tactics)
+    return play_on(ep, scorer)
+
+
+def play_on(ep: Episode, scorer: str) -> dict:
+    """Play an episode already built (a campaign round's too) with `scorer` to its end."""
+    task = ep.task
     ring = set(ep.network.gang_ids)
     obs = PlainObservation(**ep.observation())
     starting = list(obs.visible_account_ids)

@@ -389,6 +389,76 @@ def render_pivot_shift(r: Results) -> str:
     return f"```\n{command}\n```\n\n" + _table(head, rows) + "\n\n" + _measured([k])
 
 
+def render_evasion_budget(_: Results) -> str:
+    """The adaptive operator's prices, from fakegang_env/evasion_budget.py."""
+    from fakegang_env.evasion_budget import BUDGET, COSTS, FIXED_CHANNELS
+
+    rows = [[f"`{c}`", f"{p.cost:.2f}", p.reason] for c, p in COSTS.items()]
+    rows += [[f"`{c}`", "—", "not for sale: the task's own adaptation, played at 1.0"]
+             for c in FIXED_CHANNELS]  # fmt: skip
+    total = sum(p.cost for p in COSTS.values())
+    return (
+        _table(["channel", "cost of hiding it fully", "why"], rows)
+        + f"\n\nA channel at strength s costs `cost × (1 − s)`. Budget per round: **{BUDGET}** "
+        f"(hiding every channel would cost {total:.1f})."
+    )
+
+
+def render_adaptive_calibration(r: Results) -> str:
+    """bench/adaptive_calibration.py's figures, kept as adaptive-calibration, and the frozen
+    `prior` agent through the graph where a campaign of it is kept (hard-adaptive-fake)."""
+    k = _kept(r, "adaptive-calibration")
+    rows = []
+    for t in k["tasks"]:
+        for name, inv in t["investigators"].items():
+            rows.append(
+                [
+                    t["task"], f"`{name}`",
+                    " ".join(f"{w:.2f}" for w in inv["win_curve"]),
+                    f"**{inv['win_late']:.2f}**",
+                    f"{inv['survival_curve'][0]:.2f} → {inv['survival_curve'][-1]:.2f}",
+                    f"{inv['spread_first']:.2f} → {inv['spread_last']:.2f}",
+                ]
+            )  # fmt: skip
+    head = ["task", "investigator", "win rate per round", "rounds 6-10", "survival first → last",
+            "spread first → last"]  # fmt: skip
+    lines = [
+        f"- {t['task']}: the pivoting perfect classifier wins "
+        f"**{_pct(t['perfect_pivoting_on_prior_playbooks'])}** of the playbooks the operator "
+        f"reached against `prior` (target ≥ {_pct(t['targets']['perfect_at_least'])}); "
+        f"generating a round takes {t['generate_ms_median']} ms CPU and deciding a move "
+        f"{t['move_ms_median']} ms (medians); the most a playbook cost: "
+        f"{t['investigators']['prior']['max_cost']} (budget {t['budget']})."
+        for t in k["tasks"]
+    ]
+    a, b = k["tasks"][0]["campaigns"]
+    text = (
+        f"```\npython bench/adaptive_calibration.py --tasks "
+        f"{','.join(t['task'] for t in k['tasks'])} --campaigns {a}-{b} --rounds "
+        f"{k['tasks'][0]['rounds']}\n```\n\n" + _table(head, rows) + "\n\n" + "\n".join(lines)
+    )
+    kept = [k]
+    graph = Path(r["_root"]) / KEPT / "hard-adaptive-fake.json"
+    if graph.exists():
+        g = json.loads(graph.read_text())
+        kept.append(g)
+        c0, c1 = g["campaigns"][0], g["campaigns"][-1]
+        late = {m: sum(c[5:10]) / len(c[5:10]) for m, c in g["curves"].items()}
+        text += (
+            f"\n\nThrough the graph (`fakegang campaign --task {g['task']} --tactics adaptive "
+            f"--campaigns {c0}-{c1} --rounds {g['rounds']} --model {g['model']} --modes "
+            f"{','.join(g['curves'])}`): "
+            + "; ".join(
+                f"`{m}` wins {' '.join(f'{w:.2f}' for w in c)} (rounds 6-10: **{late[m]:.2f}**, "
+                f"operator survival {g['operator'][m]['survival'][0]:.2f} → "
+                f"{g['operator'][m]['survival'][-1]:.2f})"
+                for m, c in g["curves"].items()
+            )
+            + "."
+        )
+    return text + "\n\n" + _measured(kept)
+
+
 def render_scale(r: Results) -> str:
     s = r["scale"]
     rows = []
@@ -496,6 +566,8 @@ RENDERERS: dict[str, Callable[[Results], str]] = {
     "calibration": render_calibration,
     "agent-campaigns": render_agent_campaigns,
     "pivot-shift": render_pivot_shift,
+    "evasion-budget": render_evasion_budget,
+    "adaptive-calibration": render_adaptive_calibration,
 }
 
 

@@ -32,6 +32,9 @@ Sections (each fails on its own: an error is shown in its row, the others still 
 * tactics: bench/tactics_calibration.py, per task (hard, medium) and generation on
   seeds 0-49: the shipped-weights agent, naive and oracle, classic-fitted vs refit classifier F1
   (refit on seeds 1000-1019); and bench/tactics_speed.py, hard generation time per playbook;
+* adaptive: bench/adaptive_calibration.py on campaigns 300-319 (hard, medium): the frozen
+  `prior` detector, a random investigator and the oracle against the adaptive operator, the
+  pivoting perfect classifier on every playbook it reached, and the CPU time of a round and a move;
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning
   runs written by this bench, binned by `rule_confidence`: share truly in the ring
   (`generate_network(task, seed).gang_ids`) vs the bin's mean confidence.
@@ -69,6 +72,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+import adaptive_calibration  # noqa: E402  (bench/adaptive_calibration.py)
 import env_load  # noqa: E402  (bench/env_load.py)
 import env_resources  # noqa: E402  (bench/env_resources.py)
 import env_speed  # noqa: E402  (bench/env_speed.py)
@@ -109,6 +113,17 @@ def section(name: str, results: dict, fn: Callable[[], Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------- sections
+def bench_adaptive(quick: bool) -> dict:
+    """The adaptive operator's calibration (bench/adaptive_calibration.py) on campaigns 300+,
+    never used to tune it; --quick: hard, 2 campaigns of 4 rounds."""
+    if quick:
+        return {"tasks": [adaptive_calibration.calibrate("hard", [300, 301], 4, 2)]}
+    campaigns = list(adaptive_calibration.REPORTED_CAMPAIGNS)
+    return {
+        "tasks": [adaptive_calibration.calibrate(t, campaigns, 10, 2) for t in ("hard", "medium")]
+    }
+
+
 def bench_env(n_seeds: int, url: str, server_pid: int) -> dict:
     """bench/env_speed.py's measurements, against the bench's own server process."""
     generation = env_speed.bench_generation(list(range(max(5, n_seeds))))
@@ -237,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             dbs.append(r["training"]["_db"])
         section("calibration", r, lambda: flag_calibration(dbs))
         section("campaigns", r, lambda: bench_campaigns(args.quick))
+        section("adaptive", r, lambda: bench_adaptive(args.quick))
         if isinstance(r.get("calibration"), dict) and "error" not in r["calibration"]:
             r["calibration"]["sources"] = [
                 "--model fake learning runs on seeds 2000+",

@@ -22,12 +22,23 @@ from fakegang.tools.rules.actions import parse_step
 from fakegang.view.explain import Explainer, odds_note
 from fakegang.view.layout import group_case
 from fakegang_env.engine import Episode
+from fakegang_env.tactics import ADAPTIVE, Playbook
 
 
 def start_episode(
-    task: str, seed: int, tactics: str | None, campaign: int | None, round: int | None
+    task: str,
+    seed: int,
+    tactics: str | None,
+    campaign: int | None,
+    round: int | None,
+    played: dict[str, float] | None = None,
 ) -> Episode:
-    """The episode as the environment started it (same playbook, same campaign round)."""
+    """The episode as the environment started it (same playbook, same campaign round). An
+    adaptive round's playbook is known once the round has ended: `played`, from its debrief."""
+    if tactics == ADAPTIVE:
+        if played is None:
+            raise ValueError("an adaptive round's playbook is revealed only once the round ends")
+        return Episode(task, seed, tactics=Playbook(ADAPTIVE, played))
     if campaign is not None and round is not None:
         return Episode.for_round(task, campaign, round, tactics or "mixed")
     return Episode(task, seed, tactics=tactics or "classic")

@@ -133,7 +133,8 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
     memories = [path] + ([side_file(path, settings)] if settings.get("kind") == "campaign" else [])
     weights, weights_source = weights_version(memories, ep["task"], final.get("weights_version"))
     try:
-        episode = start_episode(ep["task"], ep["seed"], tactics, campaign, round_)
+        played = (final.get("operator") or {}).get("playbook")
+        episode = start_episode(ep["task"], ep["seed"], tactics, campaign, round_, played)
         explainer = Explainer(
             list(episode.network.starting_ids),
             weights or load_weights(),

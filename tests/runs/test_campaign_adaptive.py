@@ -12,6 +12,7 @@ from fakegang.report.data import load_run
 from fakegang.report.html import operator_section
 from fakegang.tools.learning import experience
 from fakegang.tools.memory.store import Memory
+from fakegang.view.episode import load_episode
 from fakegang_env.evasion_budget import BUDGET
 from fakegang_env.operator import opening
 
@@ -59,6 +60,9 @@ def test_adaptive_campaign_passes_the_operator_on_and_prior_learns_nothing(tmp_p
         assert state["operator"]["round"] == i
     app.checkpointer.conn.close()
     memory.close()
+    # the viewer rebuilds an adaptive round's case from the playbook its debrief revealed
+    page = load_episode(prior_db, threads[1])
+    assert page["case_error"] is None and page["case"]["diverged_at"] is None
     learning = Memory(tmp_path / "a-learning-c0.sqlite")
     assert len(experience.version_history(learning, "medium")) == ROUNDS
     learning.close()
