@@ -123,8 +123,8 @@ def check_settings(args: argparse.Namespace) -> int | None:
 def main(argv: list[str] | None = None, *, standalone: bool | None = None) -> int:
     """Run one command. `standalone` (default: when `argv` comes from the process, i.e. the
     `fakegang` script or `python -m fakegang.cli.main`): this command is the whole process,
-    which then ends at once after a Ctrl-C (fakegang/cli/interrupt.py)."""
-    from fakegang.cli.interrupt import INTERRUPTED, exit_now, run_interruptible
+    which then ends within a few seconds after a Ctrl-C (fakegang/cli/interrupt.py)."""
+    from fakegang.cli.interrupt import INTERRUPTED, exit_within_grace, run_interruptible
 
     try:
         parser = build_parser()  # option defaults read the settings' environment variables
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None, *, standalone: bool | None = None) -> in
             return refused
     code = run_interruptible(lambda: quiet_on_broken_pipe(lambda: int(args.func(args) or 0)))
     if code == INTERRUPTED and (argv is None if standalone is None else standalone):
-        exit_now(code)
+        exit_within_grace(code)  # the caller exits now; a held-up exit is ended for it
     return code
 
 

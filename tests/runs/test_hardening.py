@@ -12,8 +12,12 @@ import hashlib
 import io
 import json
 import os
+import signal
 import socket
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -332,3 +336,62 @@ def test_log_dir_that_cannot_be_written_is_refused_first(user, workdir) -> None:
     assert done.returncode == 2 and "--log-dir" in line
     assert not (workdir / "a.sqlite").exists()
     os.chmod(logs, 0o755)
+
+
+# ---------------------------------------------------------------- 5. Ctrl-C ends the process
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a terminal's Ctrl-C finds it
+
+
+def interrupt_after(args: list[str], ready: str, tmp: Path) -> tuple[int, float, str]:
+    """Start `fakegang ARGS`, SIGINT it once `ready` shows on stderr; (code, s to exit, err)."""
+    err_path = tmp / "cmd.err"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fakegang.cli.main", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            preexec_fn=_default_sigint,
+        )
+    deadline = time.monotonic() + 240
+    while ready not in err_path.read_text() and proc.poll() is None:
+        assert time.monotonic() < deadline, err_path.read_text()[-2000:]
+        time.sleep(0.1)
+    assert proc.poll() is None, err_path.read_text()[-2000:]
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    return code, time.monotonic() - start, err_path.read_text()
+
+
+@pytest.mark.parametrize(
+    "args, ready",
+    [
+        (["eval", "--task", "hard", "--seeds", "0-60", "--model", "fake"], "eval hard"),
+        (["campaign", "--task", "easy", "--rounds", "12", "--campaigns", "0-3", "--compare",
+          "--concurrency", "2", "--model", "fake"], "campaign"),
+    ],
+    ids=["eval", "campaign"],
+)  # fmt: skip
+def test_ctrl_c_ends_eval_and_campaign_quickly_with_130(args, ready, tmp_path) -> None:
+    code, took, err = interrupt_after([*args, "--db", str(tmp_path / "a.sqlite")], ready, tmp_path)
+    assert code == 130, err[-2000:]
+    assert took < 10, took
+    assert "Traceback" not in err and "interrupted" in err
+
+
+def test_a_thread_still_busy_cannot_hold_the_exit_after_ctrl_c(tmp_path) -> None:
+    """The watchdog ends a process whose interpreter would join a busy non-daemon thread."""
+    script = (
+        "import sys, threading, time\n"
+        "from fakegang.cli.interrupt import exit_within_grace\n"
+        "threading.Thread(target=time.sleep, args=(120,)).start()\n"
+        "exit_within_grace(130, grace_s=1.0)\n"
+        "sys.exit(130)\n"
+    )
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], timeout=60, capture_output=True)
+    assert done.returncode == 130 and time.monotonic() - start < 20
