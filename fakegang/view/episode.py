@@ -130,7 +130,8 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
     messages = [_reply_of(s) for s in steps]
     case = None
     case_error = None
-    memories = [path] + ([side_file(path, settings)] if settings.get("kind") == "campaign" else [])
+    # a campaign's versions are numbered in its own memory: never look them up in the file's
+    memories = [side_file(path, settings)] if settings.get("kind") == "campaign" else [path]
     weights, weights_source = weights_version(memories, ep["task"], final.get("weights_version"))
     try:
         played = (final.get("operator") or {}).get("playbook")

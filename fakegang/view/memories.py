@@ -71,10 +71,21 @@ def weights_version(
     paths: list[Path], task: str, version: int | None
 ) -> tuple[dict[str, Any] | None, str]:
     """The pinned rule weights (profile, frontier) of `version` for `task`, from the first of
-    `paths` that holds it, and where they came from (None: the shipped weights; an episode pins
-    -1 or nothing when it played with them)."""
-    if version is None or version < 1:
+    `paths` that holds it, and where they came from (None: the shipped weights). The special
+    versions are tools/learning/experience.py's own: 0 or none, the shipped weights;
+    UNKNOWN_OPERATOR_VERSION (-1), where learning starts (the tactics model's weights)."""
+    from fakegang.tools.learning.experience import (
+        UNKNOWN_OPERATOR_VERSION,
+        unknown_operator_version,
+    )
+
+    if not version:
         return None, "the shipped weights"
+    if version == UNKNOWN_OPERATOR_VERSION:
+        return (
+            unknown_operator_version(task).as_rule_weights(),
+            "where learning starts (the tactics model's weights, before any debrief)",
+        )
     for path in paths:
         try:
             with db.read_only(path) as conn:
@@ -89,7 +100,7 @@ def weights_version(
         if row is not None:
             return (
                 {"profile": json.loads(row[0]), "frontier": json.loads(row[1])},
-                f"weights v{version}",
+                f"weights v{version} ({path.name})",
             )
     return (
         None,

@@ -439,3 +439,36 @@ def test_beyond_three_memories_the_learning_page_folds_the_rest(view_db, tmp_pat
     assert page.count('<section class="memory"') == 6
     assert page.count('<details class="memory-fold">') == 3
     assert "learning campaign 3: " in page.split('<details class="memory-fold">')[-1]
+
+
+def test_why_scores_are_the_rule_engines_own_at_the_flag(view_db):
+    """The evidence a panel shows is the score the rule engine flagged on: where the rule
+    proposed the flag, its reason's "evidence score P" is the panel's P(ring), for trainings
+    (shipped, starting and refit weights) and campaign rounds (weights from the side file)."""
+    import re
+
+    from fakegang.view.episode import load_episode
+
+    checked = 0
+    for run in (view_db.train_run, view_db.hard_run, view_db.campaign_run):
+        for thread in _threads(view_db.path, run):
+            data = load_episode(view_db.path, thread)
+            steps = {
+                s["nodes"]["arbitrate"]["decision"]["index"]: s["nodes"]["rule_check"]["rule"]
+                for s in data["steps"]
+                if "arbitrate" in s["nodes"]
+            }
+            actions = [
+                (s["nodes"].get("arbitrate") or {}).get("decision", {}).get("action")
+                for s in data["steps"]
+            ]
+            for w in data["case"]["why"].values():
+                k = w.get("flagged")
+                if k is None or k not in steps or steps[k]["action"] != actions[k]:
+                    continue
+                m = re.match(r"evidence score (\d\.\d\d)", steps[k]["reason"] or "")
+                if not m:
+                    continue
+                assert abs(w["evidence"]["score"] - float(m.group(1))) <= 0.006, (thread, w)
+                checked += 1
+    assert checked >= 10
