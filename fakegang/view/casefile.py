@@ -28,6 +28,15 @@ def _verdict(w: dict[str, Any]) -> str:
     return "innocent (false flag)"
 
 
+#: Who decided a flag, in words (the arbitration mode of the flag action).
+DECIDED_BY = {
+    "agree": "the rule and the LLM agreed",
+    "rule_override": "the rule's choice",
+    "llm": "the LLM's choice",
+    "fork": "a person's choice (a fork)",
+}
+
+
 def case_file(data: dict[str, Any]) -> dict[str, Any]:
     """The case file of one episode from `load_episode`'s data."""
     ep, case = data["episode"], data.get("case") or {}
@@ -41,6 +50,7 @@ def case_file(data: dict[str, Any]) -> dict[str, Any]:
                 "found": _found(w),
                 "inspected_at": w.get("inspected"),
                 "flagged_at": w.get("flagged"),
+                "flagged_by": DECIDED_BY.get(w.get("flagged_by") or "", w.get("flagged_by")),
                 "verdict": _verdict(w),
                 "member": w.get("member"),
                 "evidence": w.get("evidence"),
@@ -111,6 +121,7 @@ def to_markdown(cf: dict[str, Any]) -> str:
             if e["inspected_at"] is not None:
                 body.append(f"- inspected at action #{e['inspected_at']}")
             if e["flagged_at"] is not None:
-                body.append(f"- flagged at action #{e['flagged_at']}")
+                by = f" ({e['flagged_by']})" if e.get("flagged_by") else ""
+                body.append(f"- flagged at action #{e['flagged_at']}{by}")
             body += _evidence_md(e["evidence"])
     return "\n".join(head + body) + "\n"

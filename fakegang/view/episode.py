@@ -94,6 +94,15 @@ def _action_of(step: dict[str, Any]) -> str | None:
     return None
 
 
+def _mode_of(step: dict[str, Any]) -> str | None:
+    """Who decided the step's action: agree, rule_override, llm or fork."""
+    for name in ("fork", "arbitrate"):
+        decision = (step["nodes"].get(name) or {}).get("decision")
+        if decision:
+            return "fork" if name == "fork" else decision.get("mode")
+    return None
+
+
 def _reply_of(step: dict[str, Any]) -> str | None:
     return ((step["nodes"].get("step_env") or {}).get("last") or {}).get("message")
 
@@ -144,6 +153,9 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
         case = replay_case(episode, actions, messages, explainer)
     except (ValueError, KeyError) as exc:  # an unknown task/playbook from another release
         case_error = f"the case could not be rebuilt: {exc}"
+    for w in ((case or {}).get("why") or {}).values():  # who decided each flag
+        k = w.get("flagged")
+        w["flagged_by"] = _mode_of(steps[k]) if k is not None and k < len(steps) else None
     result = (history["end"] or {}).get("result") or final.get("result")
     return {
         "episode": ep,

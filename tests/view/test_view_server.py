@@ -341,9 +341,15 @@ def test_case_file_lists_the_flagged_accounts_with_their_evidence(view_db):
     cf = client.get(f"/episode/{thread}/case-file?format=json").json()
     assert {e["account"] for e in cf["flagged"]} == flagged
     assert {e["account"] for e in cf["missed"]} == ring - flagged
+    from fakegang.view.casefile import DECIDED_BY
+
+    conn = sqlite3.connect(f"file:{view_db.path}?mode=ro&immutable=1", uri=True)
+    modes = dict(conn.execute("select idx, mode from steps where thread_id = ?", [thread]))
+    conn.close()
     for e in cf["flagged"]:
         assert e["member"] == (e["account"] in ring)
         assert e["flagged_at"] is not None and e["evidence"]["features"]
+        assert e["flagged_by"] == DECIDED_BY[modes[e["flagged_at"]]]  # who decided that flag
     md = client.get(f"/episode/{thread}/case-file?format=md")
     assert md.headers["content-type"].startswith("text/markdown")
     assert all(f"### {a}:" in md.text for a in flagged)

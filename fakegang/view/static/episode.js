@@ -362,6 +362,8 @@
     }
     return box;
   }
+  var DECIDED_BY = { agree: "the rule and the LLM agreed", rule_override: "the rule's choice",
+    llm: "the LLM's choice", fork: "a person's choice" };
   function whyPanel(w) {
     var p = el("div", "why " + (w.member === true ? "member" : w.member === false ? "innocent" : ""));
     p.setAttribute("data-account", w.id);
@@ -375,7 +377,7 @@
       var when = [];
       if (a.inspected !== null) when.push("inspected at #" + a.inspected);
       else when.push("never inspected");
-      if (w.flagged !== null && w.flagged !== undefined) when.push("flagged at #" + w.flagged);
+      if (w.flagged !== null && w.flagged !== undefined) when.push("flagged at #" + w.flagged + (w.flagged_by ? " (" + DECIDED_BY[w.flagged_by] + ")" : ""));
       p.appendChild(el("div", null, when.join(" · ")));
     }
     if (w.evidence) p.appendChild(evidenceList(w.evidence));
