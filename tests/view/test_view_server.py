@@ -478,3 +478,20 @@ def test_why_scores_are_the_rule_engines_own_at_the_flag(view_db):
                 assert abs(w["evidence"]["score"] - float(m.group(1))) <= 0.006, (thread, w)
                 checked += 1
     assert checked >= 10
+
+
+def test_a_file_with_nothing_learned_says_so(view_db, tmp_path):
+    """No refit, credit, insight or α anywhere (an eval-only file): one sentence, no chart."""
+    db = tmp_path / "bare.sqlite"
+    shutil.copyfile(view_db.path, db)
+    conn = sqlite3.connect(str(db))
+    for table in ("weight_versions", "credit", "insights", "alpha", "trace_yields"):
+        conn.execute(f"drop table if exists {table}")
+    conn.execute("delete from runs where run_id like 'campaign-%'")
+    conn.execute("update episodes set status = 'running'")
+    conn.commit()
+    conn.close()
+    page = TestClient(create_app(db)).get("/learning")
+    assert page.status_code == 200
+    assert "No memory has learned anything yet" in page.text
+    assert "No finished episode yet." in page.text and "<svg" not in page.text
