@@ -334,6 +334,17 @@ def test_learning_page_shows_what_moved_in_the_campaign_and_fits_the_window(page
         [view_db.campaign_run],
     )[0]  # fmt: skip
     assert f"{won['n']} of {won['r']}" in base.inner_text()
+    # the trainings' memory in this file: what moved, or that nothing did, in words
+    with read_only(view_db.path) as conn:
+        own = memory_data(conn)
+    own_section = page.locator("section.memory", has_text="this file's memory")
+    own_summary = own_section.locator(".moved-summary").inner_text()
+    own_moved = [f for f, d in own["farthest"].items() if d >= MOVED]
+    if own_moved:
+        assert all(f in own_summary for f in own_moved)
+    else:
+        assert f"{len(own['versions'])} refits, no weight moved" in own_summary
+        assert own_section.locator("svg.chart").count() == 0
     # a laptop window: under three window heights, and no wider than the window
     height, width, inner = page.evaluate(
         "[document.documentElement.scrollHeight, document.documentElement.scrollWidth, "
