@@ -16,8 +16,9 @@ from typing import Any, TextIO
 
 from langgraph.types import StateSnapshot
 
-from fakegang.graph.graph import compile_with_sqlite
+from fakegang.graph.graph import builder
 from fakegang.runs.records import RunRecords
+from fakegang.tools.memory.read_only import read_only_checkpointer
 from fakegang.tools.memory.store import Memory
 
 NODE_WIDTH = 11
@@ -218,8 +219,9 @@ def replay(
 
     if not Path(db).exists():
         raise ReplayError(f"no database at {db}")
-    app = compile_with_sqlite(db)
-    memory = Memory(db)
+    # replay only reads: no schema, WAL switch or -wal/-shm file (tools/memory/read_only.py)
+    app = builder.compile(checkpointer=read_only_checkpointer(db), name="fakegang_episode")
+    memory = Memory(db, file_read_only=True)
     try:
         chain, total = head_branch(app, thread_id)
         if not chain:

@@ -28,7 +28,7 @@ from fakegang.cli.main import main
 from fakegang.graph import resources
 from fakegang.runs import runner as runner_module
 from fakegang.runs.resume import resume_run
-from fakegang.runs.runner import train
+from fakegang.runs.runner import episode_thread_id, train
 from fakegang.tools.memory.store import Memory
 
 UNREACHABLE = "http://127.0.0.1:9"
@@ -158,6 +158,9 @@ def test_reading_a_read_only_file_creates_no_siblings(user, workdir, trained) ->
     db.chmod(0o444)
     before = listing(workdir)
     assert user.fakegang(["runs", "--db", str(db)], cwd=workdir).returncode == 0
+    thread = episode_thread_id(trained[1], 1)
+    replayed = user.fakegang(["replay", thread, "--db", str(db)], cwd=workdir)
+    assert replayed.returncode == 0 and "Traceback" not in replayed.stderr, replayed.stderr
     out = workdir / "rep"
     done = user.fakegang(["report", "latest", "--db", str(db), "--out", str(out)], cwd=workdir)
     assert done.returncode == 0, done.stderr
