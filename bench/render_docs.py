@@ -431,6 +431,13 @@ def render_adaptive_calibration(r: Results) -> str:
         f"{t['investigators']['prior']['max_cost']} (budget {t['budget']})."
         for t in k["tasks"]
     ]
+    speed = r.get("tactics_speed", {}).get("per_tactics", {}).get("mixed")
+    if speed:  # the generator's own cost, unchanged by the operator, on a quiet machine
+        lines.append(
+            f"- For comparison, `make bench` (tactics_speed section, {r['date'][:10]}) "
+            f"generated a hard `mixed` network in {speed['median_ms']} ms (median): the "
+            "generation times above are the same generator, measured on a busier machine."
+        )
     a, b = k["tasks"][0]["campaigns"]
     text = (
         f"```\npython bench/adaptive_calibration.py --tasks "
