@@ -32,7 +32,7 @@ from fakegang_env.models import FakeGangAction, FakeGangObservation, FakeGangSta
 from fakegang_env.operator_token import OperatorTokenError
 from fakegang_env.server.catalog import tasks_catalog
 from fakegang_env.server.requests import ResetConflict, ResetParams
-from fakegang_env.server.rounds import new_episode, reset_spec
+from fakegang_env.server.rounds import OperatorKeyError, new_episode, reset_spec
 
 ENV_NAME = "fakegang_env"
 ENV_VERSION = "0.1.0"
@@ -94,7 +94,13 @@ class FakeGangEnvironment(Environment[FakeGangAction, FakeGangObservation, FakeG
             raise ValueError(f"invalid reset arguments: {_readable(exc)}") from None
         except (ResetConflict, OperatorTokenError) as exc:
             raise ValueError(f"invalid reset arguments: {exc}") from None
-        self._episode = new_episode(params.task, spec, params.episode_id or str(uuid.uuid4()))
+        except OperatorKeyError as exc:
+            raise ValueError(str(exc)) from None
+        try:
+            episode = new_episode(params.task, spec, params.episode_id or str(uuid.uuid4()))
+        except OperatorKeyError as exc:
+            raise ValueError(str(exc)) from None
+        self._episode = episode
         self._reward_mode = reward_mode
         self._steps_taken = 0
         return FakeGangObservation.model_validate(self._episode.observation())

@@ -8,19 +8,28 @@ key (fakegang_env/operator_token.py) and seal the same tokens.
 from __future__ import annotations
 
 from functools import cache, partial
+from pathlib import Path
 
 from fakegang_env.engine import Episode
-from fakegang_env.operator_token import key_path, seal, server_key
+from fakegang_env.operator_token import KEY_FILE_ENV, key_path, seal, server_key
 from fakegang_env.server.requests import EpisodeSpec, ResetParams
 
-__all__ = ["operator_key", "new_episode", "reset_spec"]
+__all__ = ["OperatorKeyError", "new_episode", "operator_key", "reset_spec"]
+
+
+class OperatorKeyError(RuntimeError):
+    """The server cannot read or make its operator key (HTTP 503: the server's fault)."""
 
 
 @cache
 def _key_at(path: str) -> bytes:
-    from pathlib import Path
-
-    return server_key(Path(path))
+    try:
+        return server_key(Path(path))
+    except (OSError, ValueError) as exc:
+        raise OperatorKeyError(
+            f"the server cannot use its operator key {path} ({exc}); set "
+            f"${KEY_FILE_ENV} to a writable file"
+        ) from None
 
 
 def operator_key() -> bytes:

@@ -39,7 +39,7 @@ from fakegang_env.server.requests import (
     ResetParams,
     StepBody,
 )
-from fakegang_env.server.rounds import reset_spec
+from fakegang_env.server.rounds import OperatorKeyError, reset_spec
 from fakegang_env.server.sessions import (
     ActionIndexConflict,
     EpisodeNotFoundError,
@@ -115,7 +115,10 @@ def register_http_routes(
                 "Unknown task or tactics (the valid values are listed), negative seed, "
                 "campaign or round, bad episode_id, wrong types"
             ),
-            503: _error_doc("Every slot holds an unfinished episode"),
+            503: _error_doc(
+                "Every slot holds an unfinished episode, or the server cannot use its "
+                "operator key (adaptive rounds)"
+            ),
         },
     )
     def reset(params: ResetParams = Body(default_factory=ResetParams)) -> Response:  # noqa: B008
@@ -130,6 +133,8 @@ def register_http_routes(
             raise ApiError(400, "conflicting_options", str(exc)) from None
         except OperatorTokenError as exc:
             raise ApiError(exc.status, exc.error, exc.message) from None
+        except OperatorKeyError as exc:
+            raise ApiError(503, "operator_key_unavailable", str(exc)) from None
         episode_id = params.episode_id or str(uuid.uuid4())
         try:
             registry.ensure_room(episode_id)
@@ -139,6 +144,8 @@ def register_http_routes(
             raise ApiError(
                 503, "too_many_episodes", str(exc), max_episodes=registry.max_episodes
             ) from None
+        except OperatorKeyError as exc:
+            raise ApiError(503, "operator_key_unavailable", str(exc)) from None
         with held.lock:
             body = wire_body(held.episode.observation())
         return Response(body, media_type=_JSON)

@@ -8,9 +8,9 @@ import random
 
 import pytest
 from env_fixtures import ThreadedServer
+from http_helpers import make_client, reset, step
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from http_helpers import make_client, reset, step
 
 from fakegang_env.client import FakeGangEnv
 from fakegang_env.engine import Episode
@@ -39,8 +39,10 @@ def test_budget_table_prices_every_channel_but_evasion_and_never_affords_everyth
     assert all(p.reason and p.cost > 0 for p in COSTS.values())
     assert cost(dict.fromkeys(CHANNELS, 0.0)) > 2 * BUDGET  # hiding every channel: unaffordable
     # about what a named generation weakens: the dearest one fits, with little to spare
-    assert max(cost(g.channels) for g in GENERATIONS.values()) <= BUDGET < 1.1 * cost(
-        GENERATIONS["diversified"].channels
+    assert (
+        max(cost(g.channels) for g in GENERATIONS.values())
+        <= BUDGET
+        < 1.1 * cost(GENERATIONS["diversified"].channels)
     )
 
 
@@ -202,20 +204,41 @@ def test_a_token_survives_a_server_restart_with_the_same_key_file():
 
 
 def test_websocket_plays_an_adaptive_round_and_refuses_a_forged_token():
-    with ThreadedServer(build_app(ServerSettings(max_ws_sessions=2))) as url:
-        with FakeGangEnv(base_url=url).sync() as env:
-            result = env.reset(task="medium", tactics="adaptive", campaign=2, round=0)
-            assert result.observation.operator is None
-            result = env.step(FakeGangAction(action_type="submit"))
-            debrief = result.observation.operator
-            assert debrief is not None and debrief.survival == 1.0 and debrief.next_token
-            with pytest.raises(Exception, match="operator_token"):
-                env.reset(
-                    task="medium", tactics="adaptive", campaign=2, round=1,
-                    operator_token=debrief.next_token[:-2] + "zz",
-                )  # fmt: skip
-            again = env.reset(
+    app = build_app(ServerSettings(max_ws_sessions=2))
+    with ThreadedServer(app) as url, FakeGangEnv(base_url=url).sync() as env:
+        result = env.reset(task="medium", tactics="adaptive", campaign=2, round=0)
+        assert result.observation.operator is None
+        result = env.step(FakeGangAction(action_type="submit"))
+        debrief = result.observation.operator
+        assert debrief is not None and debrief.survival == 1.0 and debrief.next_token
+        with pytest.raises(Exception, match="operator_token"):
+            env.reset(
                 task="medium", tactics="adaptive", campaign=2, round=1,
-                operator_token=debrief.next_token,
+                operator_token=debrief.next_token[:-2] + "zz",
             )  # fmt: skip
-            assert again.observation.operator is None
+        again = env.reset(
+            task="medium", tactics="adaptive", campaign=2, round=1,
+            operator_token=debrief.next_token,
+        )  # fmt: skip
+        assert again.observation.operator is None
+
+
+def test_an_unusable_key_file_is_a_503_with_one_line_and_classic_resets_go_on(
+    tmp_path, monkeypatch
+):
+    from fakegang_env.server import rounds
+
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the key's folder should be")
+    monkeypatch.setenv("FAKEGANG_OPERATOR_KEY_FILE", str(blocked / "operator.key"))
+    rounds._key_at.cache_clear()
+    try:
+        client = make_client()
+        r = client.post("/reset", json={"task": "easy", "tactics": "adaptive", "campaign": 1,
+                                        "round": 0})  # fmt: skip
+        assert r.status_code == 503 and r.json()["error"] == "operator_key_unavailable"
+        assert "FAKEGANG_OPERATOR_KEY_FILE" in r.json()["message"]
+        assert "\n" not in r.json()["message"]
+        assert reset(client, task="easy", seed=2)["observation"]["seed"] == 2
+    finally:
+        rounds._key_at.cache_clear()
