@@ -65,6 +65,8 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             curve = " ".join(f"{v:.2f}" for v in summary["curves"][mode])
             share = summary["llm_call_share"][mode]
             print(f"{mode:8s} AUC {auc:.3f} | LLM calls {share:.1%} of actions | {curve}")
+        if "learning_minus_prior" in summary:
+            print(f"learning - prior: {summary['learning_minus_prior']:+.3f} AUC")
         for mode, seen in summary.get("operator", {}).items():
             survival = " ".join(f"{v:.2f}" for v in seen["survival"])
             print(f"operator vs {mode}: survival {survival}")

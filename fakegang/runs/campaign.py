@@ -359,7 +359,16 @@ def summarise(
         "pivot_share": pivot_share,
         "pivot_trace_since_switch": trace_since,
         **({"operator": operator} if operator else {}),
+        **learning_pays(auc),
     }
+
+
+def learning_pays(auc: dict[str, float]) -> dict[str, float]:
+    """`learning_minus_prior`: what learning bought over the same agent frozen at its start
+    (AUC points), where both were played."""
+    if "learning" in auc and "prior" in auc:
+        return {"learning_minus_prior": round(auc["learning"] - auc["prior"], 4)}
+    return {}
 
 
 def operator_summary(results: list[dict[str, Any]], mode: str, rounds: int) -> dict[str, Any]:
@@ -443,8 +452,11 @@ def write_outputs(summary: dict[str, Any], out_dir: str) -> tuple[Path, Path]:
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("win rate")
     n = len(summary["campaigns"])
+    gain = summary.get("learning_minus_prior")
+    told = "" if gain is None else f"; learning − prior {gain:+.2f} AUC"
     ax.set_title(
         f"{summary['task']} / {summary['tactics']}: {n} campaign(s), model {summary['model']}"
+        + told
     )
     ax.grid(alpha=0.3)
     if operator:

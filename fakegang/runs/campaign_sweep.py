@@ -133,7 +133,7 @@ def run_campaigns(
     backend: str = "local",
     address: str | None = None,
     progress: bool = True,
-    err: TextIO = sys.stderr,
+    err: TextIO | None = None,
 ) -> dict[str, Any]:
     """Every campaign in every requested mode as jobs on the backend, then the summary.
 
@@ -162,7 +162,10 @@ def run_campaigns(
     start = starting_memory(from_db)
     tag = uuid.uuid4().hex[:8]
     in_process = backend == "local" and concurrency == 1
-    bar = CampaignProgress(len(campaigns) * len(modes), rounds, f"campaign {task}", err)
+    # stderr as it is at the call (a default bound at import would outlive a redirected one)
+    bar = CampaignProgress(
+        len(campaigns) * len(modes), rounds, f"campaign {task}", err or sys.stderr
+    )
     results: dict[tuple[int, str], dict] = {}
     failures: dict[tuple[int, str], str] = {}
 

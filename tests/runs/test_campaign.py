@@ -28,6 +28,7 @@ KEYS = {
     "llm_call_share",
     "pivot_share",
     "pivot_trace_since_switch",
+    "learning_minus_prior",
 }
 
 
@@ -78,6 +79,8 @@ def test_campaign_learning_beats_static_on_aged_accounts(tmp_path, capsys):
     assert set(summary["pivot_trace_since_switch"]["oracle"]["ip"]) == {None}
     assert summary["curves"]["oracle"] == [1.0, 1.0, 1.0]
     assert summary["auc"]["learning"] > summary["auc"]["static"]
+    gain = summary["auc"]["learning"] - summary["auc"]["prior"]
+    assert summary["learning_minus_prior"] == round(gain, 4)
     # round 0 has no debrief yet: static plays the shipped (classic-ring) weights and loses,
     # learning the unknown operator's model (tools/learning/experience.py) and wins; it keeps
     # winning from its debriefs

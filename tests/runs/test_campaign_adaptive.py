@@ -30,6 +30,8 @@ def test_adaptive_campaign_passes_the_operator_on_and_prior_learns_nothing(tmp_p
     summary = json.loads(capsys.readouterr().out)
     assert set(summary["curves"]) == {"prior", "learning", "oracle"}
     assert set(summary["operator"]) == {"prior", "learning", "oracle"}
+    gain = summary["auc"]["learning"] - summary["auc"]["prior"]
+    assert summary["learning_minus_prior"] == round(gain, 4)
     for seen in summary["operator"].values():
         rounds = seen["campaigns"]["0"]
         assert [r["round"] for r in rounds] == list(range(ROUNDS))
