@@ -78,3 +78,26 @@ def test_adaptive_campaign_passes_the_operator_on_and_prior_learns_nothing(tmp_p
     assert [r["episode"] for r in data.operator] == [1, 2, 3]
     page = operator_section(data)
     assert "The operator" in page and data.operator[1]["reason"][:20] in page
+
+
+def test_a_lost_adaptive_round_is_rebuilt_with_its_token_and_ends_the_same(env_url):
+    from fakegang.graph.recovery import rebuild_env_episode
+    from fakegang.tools.env_client import EnvClient, reset_options
+
+    client = EnvClient(env_url)
+    first = client.reset("medium", None, "adaptive-r0", tactics="adaptive", campaign=3, round=0)
+    for i, aid in enumerate(first.visible_account_ids):
+        client.step("adaptive-r0", "flag", aid, i)
+    done = client.step("adaptive-r0", "submit", None, len(first.visible_account_ids))
+    state = {"tactics": "adaptive", "campaign": 3, "round": 1,
+             "operator_token": done.operator.next_token}  # fmt: skip
+    obs = client.reset("medium", None, "adaptive-r1", **reset_options(state))
+    actions = [(0, f"inspect {obs.visible_account_ids[0]}"), (1, "submit")]
+    client.step("adaptive-r1", "inspect", obs.visible_account_ids[0], 0)
+    ended = client.step("adaptive-r1", "submit", None, 1)
+    rebuilt = rebuild_env_episode(
+        client, task="medium", seed=obs.seed, episode_id="adaptive-r1-again", actions=actions,
+        expect_action_count=2, expect_step_count=ended.step_count, **reset_options(state),
+    )  # fmt: skip
+    assert rebuilt.operator == ended.operator and rebuilt.operator.round == 1
+    assert rebuilt.operator.next_token == ended.operator.next_token
