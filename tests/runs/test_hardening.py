@@ -382,7 +382,7 @@ def interrupt_after(args: list[str], ready: str, tmp: Path) -> tuple[int, float,
 def test_ctrl_c_ends_eval_and_campaign_quickly_with_130(args, ready, tmp_path) -> None:
     code, took, err = interrupt_after([*args, "--db", str(tmp_path / "a.sqlite")], ready, tmp_path)
     assert code == 130, err[-2000:]
-    assert took < 10, took
+    assert took < 15, (took, err[-2000:])  # a few seconds; slack for a busy 2-core machine
     assert "Traceback" not in err and "interrupted" in err
 
 
