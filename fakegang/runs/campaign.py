@@ -37,7 +37,7 @@ from fakegang.runs.runner import environment, episode_config
 from fakegang.tools.memory.store import utc_now
 from fakegang.tools.rules.actions import parse_step
 from fakegang_env.engine import Episode
-from fakegang_env.operator import opening
+from fakegang_env.operator import OperatorState, opening
 from fakegang_env.policies import make_policy
 from fakegang_env.tactics import ADAPTIVE, campaign_schedule, round_seed
 from fakegang_env.traces import TRACES
@@ -106,8 +106,8 @@ def adaptive_regimes(rows: list[dict[str, Any]]) -> None:
 
 
 def _oracle_round(
-    task: str, campaign: int, k: int, tactics: str, operator=None
-) -> tuple[dict[str, Any], Any]:
+    task: str, campaign: int, k: int, tactics: str, operator: OperatorState | None = None
+) -> tuple[dict[str, Any], OperatorState | None]:
     """One round played by the oracle; with an adaptive `operator`, also its next state."""
     if operator is not None:
         ep = Episode.for_adaptive_round(operator)
