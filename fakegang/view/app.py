@@ -35,7 +35,12 @@ CSP = (
     "img-src 'self' data:; font-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
     "base-uri 'none'; form-action 'self'"
 )
-MODE_COLORS = {"learning": "#1f77b4", "static": "#7f7f7f", "oracle": "#2ca02c"}
+MODE_COLORS = {
+    "learning": "#1f77b4",
+    "static": "#7f7f7f",
+    "prior": "#ff7f0e",
+    "oracle": "#2ca02c",
+}
 
 
 def _json_for_script(value: Any) -> Markup:

@@ -52,8 +52,9 @@ def weights_chart(memory: dict[str, Any]) -> Markup:
 
 
 def baseline(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per campaign invocation that played both: the rounds won by learning and by the fixed
-    (static) baseline."""
+    """Per campaign invocation that played learning and a fixed baseline: the rounds each won.
+    The baseline is `prior` (the learning agent's start, frozen: the fair one) where it was
+    played, else `static` (the shipped weights)."""
     out = []
     for g in groups:
         per_mode: dict[str, list[int]] = {}
@@ -62,10 +63,14 @@ def baseline(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
             tally = per_mode.setdefault(str(s["mode"]), [0, 0])
             tally[0] += sum(1 for p in done if p["won"])
             tally[1] += len(done)
-        if "learning" in per_mode and "static" in per_mode:
+        fixed = next((m for m in ("prior", "static") if m in per_mode), None)
+        if "learning" in per_mode and fixed:
             modes = {
                 m: {"won": w, "rounds": n, "rate": (w / n) if n else None}
                 for m, (w, n) in per_mode.items()
             }
-            out.append({"tag": g["tag"], "task": g["task"], "tactics": g["tactics"], **modes})
+            out.append(
+                {"tag": g["tag"], "task": g["task"], "tactics": g["tactics"], **modes,
+                 "fixed": {"mode": fixed, **modes[fixed]}}
+            )  # fmt: skip
     return out
