@@ -72,7 +72,6 @@ class EpisodeOutput(TypedDict, total=False):
     alpha: float
     tally: Annotated[dict[str, int], add_counts]  # agree, rule_override, llm, llm_calls, ...
     result: dict[str, Any]  # reflect: won, reward, grader_score, ..., learn_status
-    operator: dict[str, Any]  # an adaptive round's operator debrief (terminal observation)
 
 
 class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
@@ -105,3 +104,4 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     llm_flips: dict[str, int]  # arbitrate: account -> flags and unflags the LLM decided on it
     unflagged_ids: list[str]  # arbitrate: unflagged this episode (the rule never re-flags them)
     last: dict[str, Any]  # step_env: message, reward, error of the applied action
+    operator: dict[str, Any]  # step_env: an adaptive round's operator debrief, once it ended

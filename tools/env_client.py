@@ -111,10 +111,10 @@ class EnvClient:
         body: dict[str, Any] = {"task": task}
         if campaign is not None or round is not None:
             body.update(campaign=campaign, round=round)
-        if operator_token is not None:
-            body["operator_token"] = operator_token
         elif seed is not None:
             body["seed"] = seed
+        if operator_token is not None:
+            body["operator_token"] = operator_token
         if tactics is not None:
             body["tactics"] = tactics
         if episode_id:

@@ -23,7 +23,7 @@ from fakegang.runs.campaign_worker import CampaignJob, play_campaign_job
 from fakegang.runs.worker import KILL_ENV_VAR
 
 SETTING = dict(task="medium", tactics="mixed", campaigns=[0, 1], rounds=2, model="fake")
-MODES = ("static", "learning")  # the modes that play through the graph and record rounds
+MODES = ("static", "prior", "learning")  # the modes that play through the graph, record rounds
 
 
 def rounds_recorded(db) -> dict:
@@ -90,7 +90,7 @@ def _same_as_sequential(sequential, summary: dict, db) -> None:
 
 def test_sequential_db_lists_every_round_for_runs_replay_and_report(sequential, tmp_path):
     summary, db = sequential
-    assert set(summary["curves"]) == {"static", "learning", "oracle"}
+    assert set(summary["curves"]) == {"static", "prior", "learning", "oracle"}
     from fakegang.runs.runs import collect_runs, format_runs
 
     runs = [r for r in collect_runs(db) if r.settings.get("kind") == "campaign"]
