@@ -49,7 +49,7 @@ _LAYER_ANSWERS: dict[str, tuple[str, str]] = {
     "415": (
         "Request body not declared Content-Type: application/json (error "
         "unsupported_media_type; security.py)",
-        "body",
+        "post",
     ),
     "422": (
         "A field is missing, of the wrong type or out of range (error invalid_request, "
@@ -71,6 +71,8 @@ def _applies(scope: str, op: dict[str, Any], path: str, secured: bool) -> bool:
         return "Task API" in op.get("tags", ())
     if scope == "body":
         return "requestBody" in op
+    if scope == "post":
+        return op.get("_method") == "post"
     if scope == "input":
         return "requestBody" in op or bool(op.get("parameters"))
     return secured and path not in OPEN_PATHS
@@ -151,8 +153,13 @@ def build_contract(app: FastAPI, *, secured: bool) -> dict[str, Any]:
     schemas = components.setdefault("schemas", {})
     schemas["ErrorBody"] = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
     for path, operations in schema.get("paths", {}).items():
-        for op in operations.values():
+        for method, op in operations.items():
+            if method == "post":  # security.py: every POST carries a JSON body
+                body = op.setdefault("requestBody", {"content": {_JSON: {"schema": {}}}})
+                body["required"] = True
+            op["_method"] = method
             complete_operation(op, path, secured)
+            del op["_method"]
     add_episode_links(schema)
     if secured:
         components["securitySchemes"] = {

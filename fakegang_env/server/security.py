@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.routing import Match
 
 #: Names a loopback server answers to without configuration.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -73,14 +74,20 @@ def _machine_names() -> list[str]:
 
 
 class JsonOnlyMiddleware:
-    """415 (JSON error body) for a state-changing HTTP request whose body is not declared
-    `application/json`, before the route or the body-size limit reads anything."""
+    """415 (JSON error body) for a state-changing HTTP request to one of `routes` whose body is
+    not declared `application/json`, before the route or the body-size limit reads anything.
+    A request no route takes with its method is left to routing (404, 405). A POST without a
+    body is refused too: `/reset` would start an episode on defaults for any page."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, routes: Iterable[Any] = ()) -> None:
         self.app = app
+        self.routes = routes
+
+    def _routed(self, scope: dict) -> bool:
+        return any(route.matches(scope)[0] is Match.FULL for route in self.routes)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] in _STATE_CHANGING:
+        if scope["type"] == "http" and scope["method"] in _STATE_CHANGING and self._routed(scope):
             raw = dict(scope.get("headers", ())).get(b"content-type", b"")
             media = raw.decode("latin-1").split(";", 1)[0].strip().lower()
             if media != "application/json":
@@ -132,7 +139,7 @@ def install(
     def build_guarded() -> Any:
         inner = build()
         if json_only:
-            inner = JsonOnlyMiddleware(inner)
+            inner = JsonOnlyMiddleware(inner, app.router.routes)
         if hosts is not None:
             inner = TrustedHostMiddleware(inner, allowed_hosts=list(hosts), www_redirect=False)
         return SecurityHeadersMiddleware(inner, headers)

@@ -146,3 +146,13 @@ def test_a_real_server_refuses_a_rebound_host(monkeypatch) -> None:
         assert httpx.get(f"{url}/health").status_code == 200
         r = httpx.get(f"{url}/tasks/", headers={"Host": "evil.example"})
         assert r.status_code == 400 and "evil" not in r.headers.get("location", "")
+
+
+def test_routing_answers_first_and_a_bodiless_post_is_refused(client) -> None:
+    """415 is only for a route that takes the method (others stay 405); a POST without a body
+    is refused too, else a page could start `/reset`'s default episode."""
+    plain = {"Content-Type": "text/plain"}
+    assert client.put("/reset", content=b"x", headers=plain).status_code == 405
+    assert client.post("/health", content=b"x", headers=plain).status_code == 405
+    assert client.post("/reset").status_code == 415
+    assert len(client.app.state.registry) == 0
