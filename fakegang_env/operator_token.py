@@ -34,6 +34,7 @@ from fakegang_env.operator import OperatorState
 __all__ = [
     "KEY_FILE_ENV",
     "MAX_TOKEN_LENGTH",
+    "TOKEN_PATTERN",
     "OperatorTokenError",
     "key_path",
     "open_token",
@@ -45,13 +46,16 @@ KEY_FILE_ENV = "FAKEGANG_OPERATOR_KEY_FILE"
 DEFAULT_KEY_FILE = Path.home() / ".cache" / "fakegang" / "operator.key"
 PREFIX = "op1."
 MAX_TOKEN_LENGTH = 4096
+#: What a token looks like (the request schema declares it): the prefix, then base64url.
+TOKEN_PATTERN = r"^op1\.[A-Za-z0-9_-]+$"
 _AAD = b"fakegang operator state v1"
 _NONCE = 12
 _KEY_BYTES = 32
 
 
 class OperatorTokenError(ValueError):
-    """A token that cannot be used: `status` 400 (malformed or forged) or 409 (another round)."""
+    """A token that cannot be used: `status` 403 (it does not verify: edited, forged, another
+    server's) or 409 (a genuine token of another round, campaign or task)."""
 
     def __init__(self, status: int, error: str, message: str) -> None:
         super().__init__(message)
@@ -98,7 +102,7 @@ def seal(state: OperatorState, key: bytes) -> str:
 
 
 def _invalid(why: str) -> OperatorTokenError:
-    return OperatorTokenError(400, "invalid_operator_token", f"operator_token {why}")
+    return OperatorTokenError(403, "invalid_operator_token", f"operator_token {why}")
 
 
 def open_token(token: str, key: bytes, *, task: str, campaign: int, round: int) -> OperatorState:

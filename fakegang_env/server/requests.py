@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from fakegang_env.operator import OperatorState, opening
-from fakegang_env.operator_token import MAX_TOKEN_LENGTH, open_token
+from fakegang_env.operator_token import MAX_TOKEN_LENGTH, TOKEN_PATTERN, open_token
 from fakegang_env.schema import ActionFields
 from fakegang_env.tactics import (
     ADAPTIVE,
@@ -82,14 +82,21 @@ class EpisodeSpec:
     operator: OperatorState | None = None
 
 
-#: `episode_spec`'s combination rule, stated in the schema so that a client generated from it (or
-#: a fuzzer) knows it: either a network by seed (`campaign` and `round` absent or null), or a
-#: campaign round (`campaign` and `round` both integers, `seed` absent or null). Plain `anyOf`
-#: branches, the simplest form for client generators.
+_NOT_ADAPTIVE = {"not": {"const": ADAPTIVE}}
+#: `episode_spec`'s combination rules, stated in the schema so that a client generated from it
+#: (or a fuzzer) knows them: a network by seed (`campaign` and `round` absent or null), a
+#: campaign round (`campaign` and `round` both integers, `seed` absent or null), and for
+#: `tactics=adaptive` only, its first round (no token) or a later one (with the previous
+#: round's `operator_token`). Plain `anyOf` branches, the simplest form for client generators.
 RESET_SHAPES: list[dict[str, Any]] = [
     {
         "title": "A network by seed",
-        "properties": {"campaign": {"type": "null"}, "round": {"type": "null"}},
+        "properties": {
+            "campaign": {"type": "null"},
+            "round": {"type": "null"},
+            "tactics": _NOT_ADAPTIVE,
+            "operator_token": {"type": "null"},
+        },
     },
     {
         "title": "A campaign round",
@@ -98,6 +105,30 @@ RESET_SHAPES: list[dict[str, Any]] = [
             "campaign": {"type": "integer"},
             "round": {"type": "integer"},
             "seed": {"type": "null"},
+            "tactics": _NOT_ADAPTIVE,
+            "operator_token": {"type": "null"},
+        },
+    },
+    {
+        "title": "The first round of an adaptive campaign",
+        "required": ["campaign", "round", "tactics"],
+        "properties": {
+            "campaign": {"type": "integer"},
+            "round": {"const": 0},
+            "seed": {"type": "null"},
+            "tactics": {"const": ADAPTIVE},
+            "operator_token": {"type": "null"},
+        },
+    },
+    {
+        "title": "A later round of an adaptive campaign",
+        "required": ["campaign", "round", "tactics", "operator_token"],
+        "properties": {
+            "campaign": {"type": "integer"},
+            "round": {"type": "integer", "minimum": 1},
+            "seed": {"type": "null"},
+            "tactics": {"const": ADAPTIVE},
+            "operator_token": {"type": "string"},
         },
     },
 ]
@@ -144,6 +175,7 @@ class ResetParams(BaseModel):
         default=None,
         min_length=1,
         max_length=MAX_TOKEN_LENGTH,
+        pattern=TOKEN_PATTERN,
         description=f"tactics={ADAPTIVE} only, from round 1 on: the opaque `next_token` of the "
         "previous round's debrief (`observation.operator.next_token`)",
     )

@@ -108,7 +108,11 @@ def register_http_routes(
             },
             400: _error_doc(
                 "Conflicting options (seed with campaign, round without campaign, an adaptive "
-                "round without its operator_token) or an operator_token that does not verify"
+                "round without its operator_token)"
+            ),
+            403: _error_doc(
+                "An operator_token that does not verify: edited, forged, or issued by a server "
+                "with another key"
             ),
             409: _error_doc("An operator_token from another round, campaign or task"),
             422: _error_doc(

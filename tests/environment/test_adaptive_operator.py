@@ -122,10 +122,10 @@ def test_tokens_are_deterministic_and_refuse_edits_other_keys_and_other_rounds()
     for bad in (edited, flipped, "op1.", "op1.!!!", "nonsense", token + "x"):
         with pytest.raises(OperatorTokenError) as err:
             open_token(bad, KEY, task="hard", campaign=2, round=0)
-        assert err.value.status == 400 and "\n" not in err.value.message
+        assert err.value.status == 403 and "\n" not in err.value.message
     with pytest.raises(OperatorTokenError) as err:
         open_token(token, OTHER_KEY, task="hard", campaign=2, round=0)
-    assert err.value.status == 400 and "another key" in err.value.message
+    assert err.value.status == 403 and "another key" in err.value.message
     for task, campaign, k in (("hard", 2, 1), ("hard", 3, 0), ("medium", 2, 0)):
         with pytest.raises(OperatorTokenError) as err:
             open_token(token, KEY, task=task, campaign=campaign, round=k)
@@ -175,8 +175,9 @@ def test_http_refuses_missing_forged_and_stale_tokens_with_one_line_and_serves_o
     cases = [
         ({**body, "round": 1}, 400, "conflicting_options"),  # no token
         ({**body, "round": 0, "operator_token": token}, 400, "conflicting_options"),
-        ({**body, "round": 1, "operator_token": token[:-2] + "zz"}, 400, "invalid_operator_token"),
-        ({**body, "round": 1, "operator_token": "op1." + "A" * 80}, 400, "invalid_operator_token"),
+        ({**body, "round": 1, "operator_token": token[:-2] + "zz"}, 403, "invalid_operator_token"),
+        ({**body, "round": 1, "operator_token": "op1." + "A" * 80}, 403, "invalid_operator_token"),
+        ({**body, "round": 1, "operator_token": "op1.!!!"}, 422, None),  # not base64url
         ({**body, "round": 2, "operator_token": token}, 409, "stale_operator_token"),
         ({**body, "campaign": 5, "round": 1, "operator_token": token}, 409, "stale_operator_token"),
         ({"task": "hard", "tactics": "adaptive", "seed": 3}, 400, "conflicting_options"),
