@@ -43,7 +43,7 @@ from fakegang_env.arguments import seed_range
 from fakegang_env.engine import Episode
 from fakegang_env.evasion_budget import BUDGET, SPENDABLE
 from fakegang_env.operator import OperatorState, after_round, opening
-from fakegang_env.policies import make_policy
+from fakegang_env.policies import play_policy
 from fakegang_env.schema import PlainObservation
 from fakegang_env.tactics import round_seed
 
@@ -68,17 +68,6 @@ def _play_prior(ep: Episode) -> None:
     play_episode(ep, scorer=scorer, pivot_yields=yields)
 
 
-def _play_policy(name: str, ep: Episode) -> None:
-    policy = make_policy(name, network=ep.network, seed=ep.seed)
-    obs = ep.observation()
-    for _ in range(20 * ep.task_spec.max_steps + 200):
-        if ep.done:
-            break
-        obs = ep.step(*policy.act(obs))
-    if not ep.done:
-        ep.step("submit", None)
-
-
 def play_campaign(task: str, campaign: int, rounds: int, investigator: str) -> dict[str, Any]:
     """One adaptive campaign in-process: per round the playbook, survival, win and reason."""
     state: OperatorState = opening(task, campaign)
@@ -90,7 +79,7 @@ def play_campaign(task: str, campaign: int, rounds: int, investigator: str) -> d
         if investigator == "prior":
             _play_prior(ep)
         else:
-            _play_policy(investigator, ep)
+            play_policy(investigator, ep)
         flagged = ep.observation()["flagged_ids"]
         t0 = time.process_time()
         report, nxt = after_round(state, ep.network, flagged)

@@ -27,6 +27,7 @@ __all__ = [
     "NaivePolicy",
     "OraclePolicy",
     "make_policy",
+    "play_policy",
     "play_recorded",
     "run_policy",
 ]
@@ -205,13 +206,10 @@ def make_policy(
     raise ValueError(f"unknown policy {name!r}; valid: {', '.join(POLICY_NAMES)}")
 
 
-def run_policy(
-    name: str, task: str, seed: int, tactics: str | Playbook = "classic", *, pivots: bool = False
-) -> dict:
-    """Play one episode in-process under `tactics`; `actions` is the number of applied actions,
-    `pivots` how many of them were pivots."""
-    ep = Episode(task, seed, tactics=tactics)
-    policy = make_policy(name, network=ep.network, seed=seed, pivots=pivots)
+def play_policy(name: str, ep: Episode, *, pivots: bool = False) -> dict:
+    """Play an episode already built (a campaign round's too) with policy `name` to its end;
+    the terminal observation. The policy's seed is the episode's."""
+    policy = make_policy(name, network=ep.network, seed=ep.seed, pivots=pivots)
     obs = ep.observation()
     limit = 20 * ep.task_spec.max_steps + 200  # a policy stuck on illegal actions still ends
     for _ in range(limit):
@@ -220,6 +218,16 @@ def run_policy(
         obs = ep.step(*policy.act(obs))
     if not ep.done:
         obs = ep.step("submit", None)
+    return obs
+
+
+def run_policy(
+    name: str, task: str, seed: int, tactics: str | Playbook = "classic", *, pivots: bool = False
+) -> dict:
+    """Play one episode in-process under `tactics`; `actions` is the number of applied actions,
+    `pivots` how many of them were pivots."""
+    ep = Episode(task, seed, tactics=tactics)
+    obs = play_policy(name, ep, pivots=pivots)
     g = ep.grader()
     assert g is not None
     return {

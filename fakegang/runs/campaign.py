@@ -38,7 +38,7 @@ from fakegang.tools.memory.store import utc_now
 from fakegang.tools.rules.actions import parse_step
 from fakegang_env.engine import Episode
 from fakegang_env.operator import OperatorState, opening
-from fakegang_env.policies import make_policy
+from fakegang_env.policies import play_policy
 from fakegang_env.tactics import ADAPTIVE, campaign_schedule, round_seed
 from fakegang_env.traces import TRACES
 
@@ -113,16 +113,8 @@ def _oracle_round(
         ep = Episode.for_adaptive_round(operator)
     else:
         ep = Episode.for_round(task, campaign, k, tactics)
-    policy = make_policy("oracle", network=ep.network)
-    obs = ep.observation()
-    for _ in range(20 * ep.task_spec.max_steps + 200):
-        if ep.done:
-            break
-        obs = ep.step(*policy.act(obs))
-    if not ep.done:
-        ep.step("submit", None)
+    debrief = play_policy("oracle", ep)["operator"]
     g = ep.grader()
-    debrief = ep.observation()["operator"]
     row = {
         "won": bool(g["won"]),
         "grader_score": g["score"],
