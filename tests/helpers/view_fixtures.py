@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,3 +44,25 @@ def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 30) -> None
         except httpx.HTTPError:
             time.sleep(0.2)
     raise RuntimeError(f"fakegang view did not answer at {url}")
+
+
+@contextmanager
+def serving_viewer(db: Path) -> Iterator[str]:
+    """`fakegang view` over `db` on a free 127.0.0.1 port, without a token; its base URL."""
+    from env_fixtures import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [*FAKEGANG, "view", "--db", str(db), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FAKEGANG_VIEW_TOKEN": ""},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url + "/", proc)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -11,13 +11,10 @@ one viewer shows every page.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 
 import pytest
-from env_fixtures import free_port
-from view_fixtures import FAKEGANG, ViewDb, run_cli, wait_until_up
+from view_fixtures import ViewDb, run_cli, serving_viewer
 
 
 @pytest.fixture(scope="session")
@@ -48,18 +45,5 @@ def view_db(tmp_path_factory) -> ViewDb:
 @pytest.fixture(scope="session")
 def viewer(view_db: ViewDb):
     """The base URL of `fakegang view` over the fixture database."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [*FAKEGANG, "view", "--db", str(view_db.path), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FAKEGANG_VIEW_TOKEN": ""},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/", proc)
+    with serving_viewer(view_db.path) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)

@@ -124,6 +124,17 @@ def _open_episode(page, viewer: str, thread_id: str) -> None:
     page.wait_for_selector("body[data-ready='1']")
 
 
+def _open_hard_debrief(page, viewer: str, view_db) -> str:
+    """Open the fixture's hard episode at its last action (the debrief); its thread id."""
+    thread = _rows(
+        view_db.path, "select thread_id from episodes where run_id = ?", [view_db.hard_run]
+    )[0]["thread_id"]
+    _open_episode(page, viewer, thread)
+    page.keyboard.press("End")
+    page.wait_for_selector("#debrief")
+    return thread
+
+
 def _field(page, name: str) -> str:
     return page.inner_text(f"[data-field='{name}']")
 
@@ -418,12 +429,7 @@ def _overlaps(boxes: list[dict]) -> list[tuple[str, str]]:
 def test_hard_episode_labels_of_inspected_and_flagged_accounts_do_not_overlap(
     page, viewer, view_db
 ):
-    thread = _rows(
-        view_db.path, "select thread_id from episodes where run_id = ?", [view_db.hard_run]
-    )[0]["thread_id"]
-    _open_episode(page, viewer, thread)
-    page.keyboard.press("End")
-    page.wait_for_selector("#debrief")
+    thread = _open_hard_debrief(page, viewer, view_db)
     boxes = page.evaluate(LABEL_BOXES)
     inspected = _rows(
         view_db.path, "select observation from observations where thread_id = ?", [thread]
@@ -475,12 +481,7 @@ def test_why_this_account_explains_each_flagged_and_missed_account(page, viewer,
 def test_clicking_a_crowd_lists_its_accounts_and_a_flagged_account_its_evidence(
     page, viewer, view_db
 ):
-    thread = _rows(
-        view_db.path, "select thread_id from episodes where run_id = ?", [view_db.hard_run]
-    )[0]["thread_id"]
-    _open_episode(page, viewer, thread)
-    page.keyboard.press("End")
-    page.wait_for_selector("#debrief")
+    thread = _open_hard_debrief(page, viewer, view_db)
     crowd = page.evaluate(
         "(() => { const n = window.fakegangView.cy.nodes('.crowd')[0]; n.emit('tap');"
         " return [n.id(), parseInt(n.data('label').slice(1), 10)]; })()"

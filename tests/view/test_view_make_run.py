@@ -9,13 +9,9 @@ defaults, which is what `make run` plays (train.py) with the stand-in model.
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import pytest
-from env_fixtures import free_port
 from test_view_browser import CHROMIUM, Watch, sync_api
-from view_fixtures import FAKEGANG, run_cli, wait_until_up
+from view_fixtures import run_cli, serving_viewer
 
 from fakegang.view.db import read_only
 from fakegang.view.learning import MOVED, memory_data
@@ -35,21 +31,8 @@ def make_run_db(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def make_run_viewer(make_run_db):
-    port = free_port()
-    proc = subprocess.Popen(
-        [*FAKEGANG, "view", "--db", str(make_run_db), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FAKEGANG_VIEW_TOKEN": ""},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url + "/", proc)
+    with serving_viewer(make_run_db) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_learning_page_after_make_run_says_what_moved_and_fits_the_window(
