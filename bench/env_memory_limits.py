@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import env_speed  # noqa: E402  (bench/env_speed.py: the server process and a free port)
 
 from fakegang_env.server.app import DEFAULT_MAX_WS_SESSIONS  # noqa: E402
 from fakegang_env.server.sessions import DEFAULT_MAX_EPISODES  # noqa: E402
@@ -39,36 +40,15 @@ def _kb(pid: int, key: str) -> int:
     raise KeyError(key)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(port: int, max_episodes: int, max_ws: int) -> subprocess.Popen:
     env = {**os.environ, "FAKEGANG_MAX_EPISODES": str(max_episodes),
            "FAKEGANG_MAX_WS_SESSIONS": str(max_ws)}  # fmt: skip
     env.pop("FAKEGANG_ENV_TOKEN", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fakegang_env.server.app", "--port", str(port),
-         "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.25)
-    proc.terminate()
-    raise TimeoutError("server did not become healthy in 180 s")
+    return env_speed.start_server(port, env)
 
 
 def run(max_episodes: int, max_ws: int) -> dict[str, Any]:
-    port = _free_port()
+    port = env_speed.free_port()
     url = f"http://127.0.0.1:{port}"
     server = start(port, max_episodes, max_ws)
     try:

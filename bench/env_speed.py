@@ -120,7 +120,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A fresh server process on `port` (with `env` instead of this one's), once healthy."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -132,6 +133,7 @@ def start_server(port: int) -> subprocess.Popen:
             "warning",
         ],
         cwd=ROOT,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
