@@ -263,9 +263,8 @@ def test_trace_yields_are_summarised_per_trace_and_what_moved_is_named(view_db, 
     assert "photo 3.0 →" not in page  # photo stayed at its shipped 3.0
 
 
-def test_learning_reads_each_campaigns_own_memory_and_says_when_it_is_gone(view_db, tmp_path):
-    from fakegang.view.memories import side_file
-
+def _copy_with_campaign_settings(view_db, tmp_path) -> tuple:
+    """A copy of the fixture database (its side files stay behind) and its campaign's settings."""
     db = tmp_path / "runs.sqlite"
     shutil.copyfile(view_db.path, db)
     conn = sqlite3.connect(str(db))
@@ -275,6 +274,13 @@ def test_learning_reads_each_campaigns_own_memory_and_says_when_it_is_gone(view_
         ).fetchone()[0]
     )
     conn.close()
+    return db, settings
+
+
+def test_learning_reads_each_campaigns_own_memory_and_says_when_it_is_gone(view_db, tmp_path):
+    from fakegang.view.memories import side_file
+
+    db, settings = _copy_with_campaign_settings(view_db, tmp_path)
     source = side_file(view_db.path, settings)
     page = TestClient(create_app(db)).get("/learning").text
     assert "learning campaign 0" not in page  # not copied yet: the page says it is missing
@@ -298,15 +304,7 @@ def test_the_operators_move_is_shown_next_to_each_round(view_db, tmp_path):
     operator's move: the learning page shows it in words next to that round's refit."""
     from fakegang.view.memories import side_file
 
-    db = tmp_path / "runs.sqlite"
-    shutil.copyfile(view_db.path, db)
-    conn = sqlite3.connect(str(db))
-    settings = json.loads(
-        conn.execute(
-            "select settings from runs where run_id = ?", [view_db.campaign_run]
-        ).fetchone()[0]
-    )
-    conn.close()
+    db, settings = _copy_with_campaign_settings(view_db, tmp_path)
     side = side_file(db, settings)
     shutil.copyfile(side_file(view_db.path, settings), side)
     conn = sqlite3.connect(str(side))
