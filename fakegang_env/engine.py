@@ -202,10 +202,16 @@ class Episode:
             "precision": t.get("precision"),
             "pivots": [{**p, "account_ids": list(p["account_ids"])} for p in self._pivots],
             "ring_ids": sorted(self._gang) if self._done else None,
-            "operator": self._operator_debrief,
+            "operator": self._debrief_copy(),
             "done": self._done,
             "reward": self._reward,
         }
+
+    def _debrief_copy(self) -> dict | None:
+        """The adaptive round's operator debrief, a fresh copy per observation (as every other
+        list and dict in it is)."""
+        d = self._operator_debrief
+        return None if d is None else {**d, "playbook": dict(d["playbook"])}
 
     def state(self) -> dict:
         """Episode bookkeeping (no hidden truth)."""
