@@ -55,7 +55,7 @@ test-slow: setup
 test-all: test test-slow
 
 bench: setup
-	$(PY) bench/run_all.py
+	$(PY) bench/suite/run_all.py
 
 # The documentation site, strict (a broken link or a page missing from nav fails), into site/.
 docs: setup

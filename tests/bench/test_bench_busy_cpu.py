@@ -1,5 +1,5 @@
-"""bench/busy_cpu.py's parts that do not need a training run: the burner starts on one core and
-is gone afterwards, the table says whether the target was met, bad arguments are refused."""
+"""bench/speed/busy_cpu.py's parts that do not need a training run: the burner starts on one core
+and is gone afterwards, the table says whether the target was met, bad arguments are refused."""
 
 from __future__ import annotations
 

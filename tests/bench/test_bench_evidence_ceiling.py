@@ -1,4 +1,4 @@
-"""bench/evidence_ceiling.py: the perfect-classifier bound on shifted rings (smoke size)."""
+"""bench/experiments/evidence_ceiling.py: the perfect-classifier bound on shifted rings (smoke)."""
 
 from __future__ import annotations
 

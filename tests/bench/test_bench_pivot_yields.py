@@ -1,4 +1,4 @@
-"""bench/tactics_calibration.py's pivot yields (smoke size): what a member's pivot finds."""
+"""bench/experiments/tactics_calibration.py's pivot yields (smoke): what a member's pivot finds."""
 
 from __future__ import annotations
 

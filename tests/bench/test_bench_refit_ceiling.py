@@ -1,4 +1,4 @@
-"""bench/refit_ceiling.py: the loss modes it sorts a campaign's losses into."""
+"""bench/experiments/refit_ceiling.py: the loss modes it sorts a campaign's losses into."""
 
 from __future__ import annotations
 

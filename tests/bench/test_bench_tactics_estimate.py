@@ -1,4 +1,4 @@
-"""bench/tactics_estimate.py: the tactics estimate against held-out playbooks (smoke size)."""
+"""bench/experiments/tactics_estimate.py: the tactics estimate vs held-out playbooks (smoke)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bench/training_run.py: the figures of a training run, read back from its real SQLite memory."""
+"""bench/experiments/training_run.py: a training run's figures, read back from its SQLite memory."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RENDER = ROOT / "bench" / "render_docs.py"
+RENDER = ROOT / "bench" / "docs" / "render_docs.py"
 LATEST = Path("bench") / "results" / "latest.json"
 KEPT = Path("bench") / "results" / "campaigns"
 
@@ -163,7 +163,7 @@ def _drop_kept(root: Path) -> None:
     "damage, message",
     [
         (_drop_scale, "lacks the bench section or field 'scale'"),
-        (_drop_kept, "hard-mixed-fake.json is missing (bench/keep_campaign.py keeps it)"),
+        (_drop_kept, "hard-mixed-fake.json is missing (bench/experiments/keep_campaign.py keeps"),
     ],
 )
 def test_missing_results_are_a_one_line_error(tmp_path, damage, message):
@@ -182,7 +182,8 @@ def test_a_kept_campaign_renders_its_figures_and_when(tmp_path):
     source = tmp_path / "campaign.json"
     source.write_text(json.dumps({k: v for k, v in kept.items() if k != "measured_at"}))
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "keep_campaign.py"), str(source), "hard-mixed-fake"]
+        [sys.executable, str(ROOT / "bench" / "experiments" / "keep_campaign.py"), str(source)]
+        + ["hard-mixed-fake"]
         + ["--into", str(tmp_path / KEPT)],
         capture_output=True,
         text=True,

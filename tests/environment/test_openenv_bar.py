@@ -241,5 +241,5 @@ def test_package_alone_serves_within_its_declared_resources(tmp_path: Path) -> N
 
 def test_resources_name_their_measurement() -> None:
     text = (PACKAGE / "openenv.yaml").read_text()
-    assert "Measured by bench/env_resources.py" in text
-    assert "env_resources" in (REPO / "bench" / "run_all.py").read_text()
+    assert "Measured by bench/speed/env_resources.py" in text
+    assert "env_resources" in (REPO / "bench" / "suite" / "run_all.py").read_text()

@@ -1,16 +1,18 @@
-"""Load a script of bench/ as a module (bench/ is not a package: its scripts run by path)."""
+"""Load a script of bench/<role>/ as the module `bench.<role>.<name>`, the name its siblings
+import it by (the scripts run by path and put the checkout on sys.path themselves)."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import sys
 from pathlib import Path
 from types import ModuleType
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    (path,) = ROOT.glob(f"bench/*/{name}.py")
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module(f"bench.{path.parent.name}.{name}")

@@ -1,7 +1,7 @@
 """A local model that does not stall the run: when an in-process model times out (a busy CPU, a
 slow machine), the call is not retried, the model is not asked again in that episode and the
 reflection falls back at once. A deliberately slow stand-in plays the busy CPU (how long a run
-takes is measured by bench/busy_cpu.py, not here)."""
+takes is measured by bench/speed/busy_cpu.py, not here)."""
 
 from __future__ import annotations
 

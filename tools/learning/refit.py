@@ -21,7 +21,8 @@ from threadpoolctl import threadpool_limits
 
 #: Prior precision: how many "rows' worth" of belief the shipped weights carry per feature.
 #: Chosen on training campaigns 100-119 (10 rounds, learning win rate, the pivoting policy of
-#: bench/campaign_curves.py): profile 0.3 / 1 / 3 / 10 gave 0.63 / 0.65 / 0.66 / 0.68 on hard
+#: bench/experiments/campaign_curves.py): profile 0.3 / 1 / 3 / 10 gave 0.63 / 0.65 / 0.66 /
+#: 0.68 on hard
 #: `mixed`, 0.635 / 0.655 / 0.685 / 0.665 on medium `mixed`, 0.845 / - / 0.83 / 0.825 on medium
 #: `aged_accounts`, 0.975 at 0.3, 3 and 10 on classic hard. Before pivots 0.3 was best (a
 #: weaker prior let the weights follow a regime faster than the rule could otherwise see it).

@@ -1,7 +1,7 @@
 """The operator's tactics, inferred from debriefs, and the evidence model that goes with them.
 
 A ring operator's playbook is nine channel strengths (fakegang_env/tactics.py: creation burst,
-posting sync, content reuse, shared proxies, ...). bench/fit_tactics_model.py fits, on training
+posting sync, content reuse, shared proxies, ...). bench/fits/fit_tactics_model.py fits, on training
 playbooks only, a profile model whose logistic weights are linear in those strengths,
 `w(s) = base + Σ_c s_c · channel_c` (tools/learning/tactics_weights.json). Learning then has nine
 numbers to infer from a debrief instead of eighteen weights: the strengths that best explain the
@@ -88,7 +88,8 @@ def estimate(task: str, rows: Sequence[Row]) -> TacticsEstimate:
     The logit of a row is linear in the strengths: `base·x + Σ_c s_c (channel_c·x)`, so this
     is a logistic regression with nine coefficients and a fixed offset, solved by the refit's
     damped Newton method; the sd is read from the objective's curvature at the optimum. No rows:
-    the prior. Measured against held-out playbooks' true strengths (bench/tactics_estimate.py):
+    the prior. Measured against held-out playbooks' true strengths
+    (bench/experiments/tactics_estimate.py):
     only a few channels are told well (README, "Learning that pays")."""
     prior_sd = round(PRIOR_STRENGTH**-0.5, 3)
     if not rows:

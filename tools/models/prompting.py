@@ -89,7 +89,8 @@ def render_case(
     unflagged profiles often stay the same for many steps, the frontier changes with every
     inspect, the budget line every step. llama.cpp reuses the prompt up to the first changed
     token, so this order cuts the tokens evaluated per call on hard inspect steps from 282 to
-    165 and a decision from 1.73 to 1.27 s (median; `python bench/llm_latency.py --calls 10`)."""
+    165 and a decision from 1.73 to 1.27 s (median;
+    `python bench/speed/llm_latency.py --calls 10`)."""
     profiles = {p.account_id: p for p in obs.visible_accounts}
     flagged = set(obs.flagged_ids)
     lines: list[str] = []

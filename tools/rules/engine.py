@@ -2,7 +2,7 @@
 
 It scores every inspected account with a logistic model over evidence features
 (tools/rules/evidence.py) whose weights were fitted offline on generated episodes
-(bench/fit_rule_weights.py writes tools/rules/rule_weights.json), so a FLAG's confidence is a
+(bench/fits/fit_rule_weights.py writes tools/rules/rule_weights.json), so a FLAG's confidence is a
 probability that means something. Visible but uninspected accounts get a second model's probability
 of being in the ring, which orders the exploration and decides when nothing worth a step is left.
 
@@ -84,7 +84,7 @@ def flag_confidence(p: float) -> float:
 
     Flags are taken on the likeliest account of the moment, so the raw score of a flagged
     account is not yet the chance it is right; the share of right flags per score bin on
-    training seeds is (histogram binning, bench/fit_rule_weights.py).
+    training seeds is (histogram binning, bench/fits/fit_rule_weights.py).
     """
     cal = load_weights()["flag"]
     if not cal:

@@ -34,7 +34,7 @@ from fakegang_env.tasks import get_task
 from fakegang_env.traces import TRACES
 
 #: Shipped yields: other members sharing a member's value of each trace, on classic networks
-#: (bench/tactics_calibration.py --yields-only --tactics classic, seeds 0-9).
+#: (bench/experiments/tactics_calibration.py --yields-only --tactics classic, seeds 0-9).
 SHIPPED_YIELDS: dict[str, dict[str, float]] = {
     "easy": {"ip": 9.0, "photo": 3.0, "bio": 6.5, "creation": 7.4, "schedule": 9.0},
     "medium": {"ip": 9.7, "photo": 3.6, "bio": 7.4, "creation": 6.8, "schedule": 9.7},

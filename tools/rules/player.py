@@ -32,7 +32,7 @@ def play_rules(
 ) -> dict:
     """Play one episode; `on_step` sees every decision (used to collect training data).
     `tactics` is the ring's playbook (a name or a `Playbook`), as `Episode` takes it; `scorer`
-    replaces the engine's scoring (bench/fit_tactics_model.py explores with the truth);
+    replaces the engine's scoring (bench/fits/fit_tactics_model.py explores with the truth);
     `pivot_yields` lets the engine pivot as the graph does (None: it never pivots, the policy
     the shipped weights were fitted on)."""
     episode = Episode(task, seed, tactics=tactics)

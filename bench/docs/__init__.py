@@ -1,0 +1,1 @@
+"""The docs renderer: every measured figure, chart and generated reference page, from one place."""
