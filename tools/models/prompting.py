@@ -13,6 +13,7 @@ from importlib import resources
 
 from fakegang.tools.memory.store import Reflection, Trajectory
 from fakegang_env.schema import PlainObservation
+from fakegang_env.trace_catalogue import trace_kinds
 
 FEW_SHOT_ACTIONS = 14
 REFLECT_ACTIONS = 20
@@ -123,6 +124,12 @@ def render_case(
     return "\n".join(lines)
 
 
+def decision_system() -> str:
+    """The decision system prompt, its `{traces}` list rendered from the trace catalogue."""
+    traces = ", ".join(f"{k.name} ({k.prompt_note})" for k in trace_kinds())
+    return load_prompt("decide_system").replace("{traces}", traces)
+
+
 def decision_messages(
     reflections: Sequence[Reflection],
     few_shot: Trajectory | None,
@@ -136,7 +143,7 @@ def decision_messages(
         case=case,
         choices=" | ".join(choices),
     )
-    return load_prompt("decide_system"), user
+    return decision_system(), user
 
 
 def reflection_messages(
