@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
+from bench.speed.timing import lap, median, timed
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite
@@ -40,11 +40,8 @@ def _timed_env_calls(ctx: Context) -> list[float]:
     inner = client._request
 
     def timed(*args: Any, **kwargs: Any) -> dict:
-        t0 = time.perf_counter()
-        try:
+        with lap(spent):
             return inner(*args, **kwargs)
-        finally:
-            spent.append(time.perf_counter() - t0)
 
     client._request = timed  # type: ignore[method-assign]
     return spent
@@ -79,9 +76,9 @@ def bench_graph(env_url: str, seeds: list[int], work: Path) -> dict:
         before = _db_bytes(db)
         spent = _timed_env_calls(ctx)
         clear_process_caches()
-        t0 = time.perf_counter()
-        thread_id = run_episode(app, ctx, run_id="bench", episode=seed, task="hard", seed=seed)
-        wall = time.perf_counter() - t0
+        thread_id, wall = timed(
+            run_episode, app, ctx, run_id="bench", episode=seed, task="hard", seed=seed
+        )
         mem = resources.memory(ctx)
         steps = mem.steps(thread_id)
         row = mem.episode(thread_id)
@@ -99,11 +96,11 @@ def bench_graph(env_url: str, seeds: list[int], work: Path) -> dict:
     return {
         "episodes": len(seeds),
         "actions_per_episode": round(statistics.mean(n_actions), 1),
-        "overhead_ms_per_action": round(statistics.median(per_action), 2),
-        "overhead_ms_per_budget_step": round(statistics.median(per_step), 2),
-        "env_share_of_wall": round(statistics.median(env_share), 3),
-        "checkpoint_bytes_per_episode": int(statistics.median(ckpt)),
-        "db_growth_bytes_per_episode": int(statistics.median(growth)),
+        "overhead_ms_per_action": round(median(per_action), 2),
+        "overhead_ms_per_budget_step": round(median(per_step), 2),
+        "env_share_of_wall": round(median(env_share), 3),
+        "checkpoint_bytes_per_episode": int(median(ckpt)),
+        "db_growth_bytes_per_episode": int(median(growth)),
         "_dbs": [str(work / f"overhead-{s}.sqlite") for s in seeds],
     }
 
@@ -116,9 +113,7 @@ def bench_llm(calls: int, cold_calls: int) -> dict:
     from fakegang.tools.models.llm import decide
 
     settings = ModelSettings(spec="local", timeout_s=300.0, max_retries=0)
-    t0 = time.monotonic()
-    model = make_chat_model(settings)
-    load_s = time.monotonic() - t0
+    model, load_s = timed(make_chat_model, settings)
     llama = llm_latency._llama_of(model)
     prompts, _, source = llm_latency.episode_prompts(max(calls, cold_calls) + 1)
 
@@ -142,15 +137,15 @@ def bench_llm(calls: int, cold_calls: int) -> dict:
         "prompts": source,
         "load_s": round(load_s, 2),
         "decisions_prefix_reused": len(warm),
-        "median_s_prefix_reused": round(statistics.median(r.latency_s for r in warm), 2),
-        "prompt_tokens_median": int(statistics.median(r.tokens_in for r in warm)),
-        "reused_tokens_median": int(statistics.median(reused)),
+        "median_s_prefix_reused": round(median(r.latency_s for r in warm), 2),
+        "prompt_tokens_median": int(median(r.tokens_in for r in warm)),
+        "reused_tokens_median": int(median(reused)),
         "new_tokens_median": llm_latency._new_tokens(warm, reused),
         "ok": sum(r.ok for r in warm + cold),
         "calls": len(warm) + len(cold),
     }
     if cold:
         out["decisions_cold"] = len(cold)
-        out["median_s_cold"] = round(statistics.median(r.latency_s for r in cold), 2)
+        out["median_s_cold"] = round(median(r.latency_s for r in cold), 2)
     resources.reset_all()
     return out

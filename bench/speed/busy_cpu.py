@@ -32,6 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
 
 from bench.speed.env_speed import stop_process  # noqa: E402
+from bench.speed.timing import ratio, timed  # noqa: E402
 from fakegang.runs.llm_failures import run_llm_failures  # noqa: E402
 from fakegang.tools.models.model_settings import LLAMA_THREADS_ENV  # noqa: E402
 
@@ -66,12 +67,15 @@ def timed_training(
     ]  # fmt: skip
     load = os.getloadavg()[0]
     log = run_dir / "train.log"
-    started = time.monotonic()
     with log.open("w") as fh:
-        proc = subprocess.run(
-            cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **(env or {})}
+        proc, wall = timed(
+            subprocess.run,
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
         )
-    wall = time.monotonic() - started
     if proc.returncode != 0:
         raise RuntimeError(f"train.py exited {proc.returncode}: ...{log.read_text()[-600:]}")
     conn = sqlite3.connect(db)
@@ -114,7 +118,7 @@ def bench(
             )
     quiet = runs[0]["wall_s"]
     for r in runs:
-        r["ratio"] = round(r["wall_s"] / quiet, 2)
+        r["ratio"] = ratio(r["wall_s"], quiet)
     return {
         "cores": os.cpu_count(),
         "target_ratio": TARGET_RATIO,

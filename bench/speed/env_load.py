@@ -21,7 +21,6 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
 
 from bench.speed import env_speed  # noqa: E402
+from bench.speed.timing import lap  # noqa: E402
 from fakegang_env.engine import Episode  # noqa: E402
 
 TASK = "hard"
@@ -49,9 +49,9 @@ async def _play(
 ) -> tuple[list[str], float | None]:
     """One episode; returns (errors, final reward)."""
     errors: list[str] = []
-    t0 = time.perf_counter()
-    r = await http.post("/reset", json={"task": TASK, "seed": seed, "episode_id": f"load-{seed}"})
-    latencies.append(time.perf_counter() - t0)
+    reset = {"task": TASK, "seed": seed, "episode_id": f"load-{seed}"}
+    with lap(latencies):
+        r = await http.post("/reset", json=reset)
     if r.status_code != 200:
         return [f"seed {seed} reset: HTTP {r.status_code} {r.text[:120]}"], None
     reward = None
@@ -60,13 +60,12 @@ async def _play(
         if account_id is not None:
             action["account_id"] = account_id
         body = {"action": action, "episode_id": f"load-{seed}", "action_index": index}
-        t0 = time.perf_counter()
         try:
-            r = await http.post("/step", json=body)
+            with lap(latencies):
+                r = await http.post("/step", json=body)
         except httpx.HTTPError as exc:
             errors.append(f"seed {seed} step {index}: {type(exc).__name__}")
             break
-        latencies.append(time.perf_counter() - t0)
         if r.status_code != 200:
             errors.append(f"seed {seed} step {index}: HTTP {r.status_code} {r.text[:120]}")
             break
@@ -82,12 +81,12 @@ async def _run(base_url: str, episodes: dict[int, list[Action]], token: str | No
         base_url=base_url, timeout=120.0, limits=limits, headers=headers
     ) as http:
         await http.get("/health")
-        started = time.perf_counter()
-        outcomes = await asyncio.gather(
-            *(_play(http, seed, actions, latencies) for seed, actions in episodes.items()),
-            return_exceptions=True,
-        )
-        wall = time.perf_counter() - started
+        walls: list[float] = []
+        with lap(walls):
+            outcomes = await asyncio.gather(
+                *(_play(http, seed, actions, latencies) for seed, actions in episodes.items()),
+                return_exceptions=True,
+            )
     errors: list[str] = []
     finals: dict[int, float | None] = {}
     for seed, outcome in zip(episodes, outcomes, strict=True):
@@ -97,7 +96,7 @@ async def _run(base_url: str, episodes: dict[int, list[Action]], token: str | No
         errs, reward = outcome
         errors += errs
         finals[seed] = reward
-    return {"latencies": latencies, "wall_s": wall, "errors": errors, "finals": finals}
+    return {"latencies": latencies, "wall_s": walls[0], "errors": errors, "finals": finals}
 
 
 def bench_load(base_url: str, n_episodes: int = 64, token: str | None = None) -> dict[str, Any]:

@@ -19,13 +19,13 @@ import argparse
 import json
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
 
 from bench.speed import env_speed  # noqa: E402  (free_port, start_server, process_cpu_s)
+from bench.speed.timing import lap, timed  # noqa: E402
 from fakegang_env.engine import Episode  # noqa: E402
 from fakegang_env.policies import RandomPolicy, play_recorded  # noqa: E402
 from fakegang_env.tasks import TASK_NAMES  # noqa: E402
@@ -53,45 +53,47 @@ def random_actions(task: str, seed: int) -> list[tuple[str, str | None]]:
 
 def play(url: str, task: str, seed: int, actions: list[tuple[str, str | None]]) -> float:
     """Wall seconds of one whole episode over `/ws`, reset to the terminal step."""
-    started = time.monotonic()
-    with WsSession(url, timeout_s=300) as session:
+    took: list[float] = []
+    with lap(took), WsSession(url, timeout_s=300) as session:
         session.reset(task=task, seed=seed)
         for action in actions:
             result = session.step(action_dict(*action))
         if not result["done"]:
             raise RuntimeError(f"{task}/{seed}: the episode did not end")
-    return time.monotonic() - started
+    return took[0]
 
 
 def run(episodes: int = 3, sessions: int = 8) -> dict[str, Any]:
     port = env_speed.free_port()
-    started = time.monotonic()
-    server = env_speed.start_server(port)
-    startup_s = time.monotonic() - started
+    server, startup_s = timed(env_speed.start_server, port)
     url = f"http://127.0.0.1:{port}"
     pid = server.pid
     try:
         idle_rss_mb = _status_kb(pid, "VmRSS") / 1024
         writes_before = _write_bytes(pid)
-        cpu_before, busy_started = env_speed.process_cpu_s(pid), time.monotonic()
+        cpu_before, busy = env_speed.process_cpu_s(pid), []
         episode_s: dict[str, float] = {}
-        for task in TASK_NAMES:
-            for seed in range(episodes):
-                took = play(url, task, seed, random_actions(task, seed))
-                episode_s[f"{task}/random"] = max(episode_s.get(f"{task}/random", 0.0), took)
-            gaming = STRATEGIES["flag_everything"](Episode(task, 0))
-            episode_s[f"{task}/flag_everything"] = play(url, task, 0, gaming)
-        hard = {seed: random_actions("hard", seed) for seed in range(sessions)}
         concurrent_s: list[float] = []
-        threads = [
-            threading.Thread(target=lambda s=s: concurrent_s.append(play(url, "hard", s, hard[s])))
-            for s in hard
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        busy_s = time.monotonic() - busy_started
+        with lap(busy):
+            for task in TASK_NAMES:
+                for seed in range(episodes):
+                    took = play(url, task, seed, random_actions(task, seed))
+                    worst = episode_s.get(f"{task}/random", 0.0)
+                    episode_s[f"{task}/random"] = max(worst, took)
+                gaming = STRATEGIES["flag_everything"](Episode(task, 0))
+                episode_s[f"{task}/flag_everything"] = play(url, task, 0, gaming)
+            hard = {seed: random_actions("hard", seed) for seed in range(sessions)}
+            threads = [
+                threading.Thread(
+                    target=lambda s=s: concurrent_s.append(play(url, "hard", s, hard[s]))
+                )
+                for s in hard
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        busy_s = busy[0]
         cpu_s = env_speed.process_cpu_s(pid) - cpu_before
         return {
             "startup_s": round(startup_s, 2),

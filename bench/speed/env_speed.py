@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -33,10 +32,13 @@ from typing import Any
 
 import httpx
 
-from fakegang_env.engine import Episode
-from fakegang_env.generator import generate_network
-from fakegang_env.policies import make_policy
-from fakegang_env.traces import TRACES, build_traces
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
+
+from bench.speed.timing import aligned, lap, median  # noqa: E402
+from fakegang_env.engine import Episode  # noqa: E402
+from fakegang_env.generator import generate_network  # noqa: E402
+from fakegang_env.policies import make_policy  # noqa: E402
+from fakegang_env.traces import TRACES, build_traces  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "hard"
@@ -57,24 +59,22 @@ def record_actions(seed: int) -> list[Action]:
 
 
 def bench_generation(seeds: list[int]) -> dict[str, float]:
-    times = []
+    times: list[float] = []
     for seed in seeds:
-        t0 = time.perf_counter()
-        generate_network(TASK, seed)
-        times.append(time.perf_counter() - t0)
-    return {"median_s": statistics.median(times), "max_s": max(times)}
+        with lap(times):
+            generate_network(TASK, seed)
+    return {"median_s": median(times), "max_s": max(times)}
 
 
 def bench_in_process(episodes: dict[int, list[Action]]) -> dict[str, float]:
-    steps, elapsed = 0, 0.0
+    steps, laps = 0, []
     for seed, actions in episodes.items():
         ep = Episode(TASK, seed)
-        t0 = time.perf_counter()
-        for action in actions:
-            ep.step(*action)
-        elapsed += time.perf_counter() - t0
+        with lap(laps):
+            for action in actions:
+                ep.step(*action)
         steps += len(actions)
-    return {"steps": steps, "steps_per_s": steps / elapsed}
+    return {"steps": steps, "steps_per_s": steps / sum(laps)}
 
 
 def bench_pivots(seeds: list[int]) -> dict[str, float]:
@@ -84,9 +84,8 @@ def bench_pivots(seeds: list[int]) -> dict[str, float]:
         ep = Episode(TASK, seed, tactics="mixed")
         net = ep.network
         pool = {net.accounts[g].ip_cluster_id for g in net.gang_ids}
-        t0 = time.perf_counter()
-        build_traces(net, ep.playbook, pool)
-        passes.append(time.perf_counter() - t0)
+        with lap(passes):
+            build_traces(net, ep.playbook, pool)
         done: set[str] = set()
         while ep.steps_remaining >= 4:
             visible = set(ep.observation()["visible_account_ids"])
@@ -99,18 +98,18 @@ def bench_pivots(seeds: list[int]) -> dict[str, float]:
             for trace in TRACES:
                 if ep.steps_remaining < 3:
                     break
-                t0, c0 = time.perf_counter(), time.process_time()
-                obs = ep.step("pivot", member, trace)
-                pivots.append(time.perf_counter() - t0)
+                c0 = time.process_time()
+                with lap(pivots):
+                    obs = ep.step("pivot", member, trace)
                 cpu.append(time.process_time() - c0)
                 assert obs["last_action_error"] is None, obs["last_action_error"]
     return {
         "pivots": len(pivots),
-        "median_s": statistics.median(pivots),
+        "median_s": median(pivots),
         "max_s": max(pivots),
-        "cpu_median_s": statistics.median(cpu),
+        "cpu_median_s": median(cpu),
         "cpu_max_s": max(cpu),
-        "trace_pass_median_s": statistics.median(passes),
+        "trace_pass_median_s": median(passes),
     }
 
 
@@ -172,41 +171,40 @@ def process_cpu_s(pid: int) -> float | None:
 def bench_http(base_url: str, episodes: dict[int, list[Action]], server_pid: int) -> dict[str, Any]:
     """Steps/s plus CPU per step on each side (CPU time is far less sensitive than wall time to
     other processes competing for the cores)."""
-    steps, step_time, episode_times = 0, 0.0, []
+    steps, step_laps, episode_times = 0, [], []
     server_cpu, client_cpu = 0.0, 0.0
     sizes: dict[str, int] = {}
     with httpx.Client(base_url=base_url, timeout=60.0) as http:
         http.get("/health")  # open the keep-alive connection
         for seed, actions in episodes.items():
-            t_ep = time.perf_counter()
-            r = http.post("/reset", json={"task": TASK, "seed": seed})
-            r.raise_for_status()
-            sizes.setdefault("reset_bytes", len(r.content))
-            eid = r.json()["observation"]["episode_id"]
-            index = 0
-            cpu0, ccpu0 = process_cpu_s(server_pid), time.process_time()
-            t0 = time.perf_counter()
-            for kind, account_id in actions:
-                body = {
-                    "action": {"action_type": kind, "account_id": account_id},
-                    "episode_id": eid,
-                    "action_index": index,
-                }
-                r = http.post("/step", json=body)
-                if r.status_code != 200:
-                    raise RuntimeError(f"step failed: {r.status_code} {r.text[:200]}")
-                index = r.json()["observation"]["action_count"]
-            step_time += time.perf_counter() - t0
-            client_cpu += time.process_time() - ccpu0
-            cpu1 = process_cpu_s(server_pid)
-            server_cpu += (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else float("nan")
-            episode_times.append(time.perf_counter() - t_ep)
+            with lap(episode_times):
+                r = http.post("/reset", json={"task": TASK, "seed": seed})
+                r.raise_for_status()
+                sizes.setdefault("reset_bytes", len(r.content))
+                eid = r.json()["observation"]["episode_id"]
+                index = 0
+                cpu0, ccpu0 = process_cpu_s(server_pid), time.process_time()
+                with lap(step_laps):
+                    for kind, account_id in actions:
+                        body = {
+                            "action": {"action_type": kind, "account_id": account_id},
+                            "episode_id": eid,
+                            "action_index": index,
+                        }
+                        r = http.post("/step", json=body)
+                        if r.status_code != 200:
+                            raise RuntimeError(f"step failed: {r.status_code} {r.text[:200]}")
+                        index = r.json()["observation"]["action_count"]
+                client_cpu += time.process_time() - ccpu0
+                cpu1 = process_cpu_s(server_pid)
+                both = cpu0 is not None and cpu1 is not None
+                server_cpu += (cpu1 - cpu0) if both else float("nan")
             steps += len(actions)
             sizes["final_bytes"] = max(sizes.get("final_bytes", 0), len(r.content))
     return {
         "steps": steps,
-        "steps_per_s": steps / step_time,
-        "episode_s_median": statistics.median(episode_times),
+        "steps_per_s": steps / sum(step_laps),
+        "episode_s_median": median(episode_times),
         "server_cpu_ms_per_step": server_cpu / steps * 1000,
         "client_cpu_ms_per_step": client_cpu / steps * 1000,
         **sizes,
@@ -217,16 +215,15 @@ def bench_ws(base_url: str, episodes: dict[int, list[Action]]) -> dict[str, Any]
     from fakegang_env.client import FakeGangEnv
     from fakegang_env.models import FakeGangAction
 
-    steps, elapsed = 0, 0.0
+    steps, laps = 0, []
     with FakeGangEnv(base_url=base_url).sync() as env:
         for seed, actions in episodes.items():
             env.reset(task=TASK, seed=seed)
-            t0 = time.perf_counter()
-            for kind, account_id in actions:
-                env.step(FakeGangAction(action_type=kind, account_id=account_id))
-            elapsed += time.perf_counter() - t0
+            with lap(laps):
+                for kind, account_id in actions:
+                    env.step(FakeGangAction(action_type=kind, account_id=account_id))
             steps += len(actions)
-    return {"steps": steps, "steps_per_s": steps / elapsed}
+    return {"steps": steps, "steps_per_s": steps / sum(laps)}
 
 
 def run(n_seeds: int) -> dict[str, Any]:
@@ -296,12 +293,11 @@ def table(r: dict[str, Any]) -> str:
         ("hard observation JSON, at reset", f"{h['reset_bytes'] / 1024:.1f} KiB", ""),
         ("hard observation JSON, last step", f"{h['final_bytes'] / 1024:.1f} KiB", ""),
     ]
-    width = max(len(name) for name, _, _ in rows)
     lines = [
         f"env speed ({r['seeds']} hard episodes, naive policy's actions; "
         f"{os.cpu_count()} cores shared by client and server)"
     ]
-    lines += [f"{name:<{width}}  {value:>15}  {note}" for name, value, note in rows]
+    lines += aligned(rows, value_width=15)
     lines.append(f"(load average at the end: {os.getloadavg()[0]:.1f})")
     return "\n".join(lines)
 

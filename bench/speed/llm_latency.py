@@ -15,14 +15,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from fakegang.tools.models.chat_models import ModelSettings, describe_model, make_chat_model
-from fakegang.tools.models.llm import LLMCallResult, decide, reflect
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
+
+from bench.speed.timing import median as _median  # noqa: E402
+from bench.speed.timing import timed  # noqa: E402
+from fakegang.tools.models.chat_models import (  # noqa: E402
+    ModelSettings,
+    describe_model,
+    make_chat_model,
+)
+from fakegang.tools.models.llm import LLMCallResult, decide, reflect  # noqa: E402
 
 LESSONS = [
     "Flag only when lockstep creation dates and a shared bio template agree; a shared IP alone "
@@ -101,10 +108,6 @@ def synthetic_prompts(n: int) -> tuple[list[tuple[str, str, list[str]]], tuple[s
     return prompts, reflection, "synthetic prompts (agent builders unavailable)"
 
 
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
 def _llama_of(model: Any) -> Any | None:
     try:
         from fakegang.tools.models.local_llm import LocalLlamaChatModel, get_llama
@@ -134,10 +137,8 @@ def _reused(llama: Any, call: Callable[[], LLMCallResult]) -> tuple[LLMCallResul
 def run(model_spec: str, calls: int, timeout_s: float, task: str = "hard") -> int:
     settings = ModelSettings(spec=model_spec, timeout_s=timeout_s, max_retries=0)
     load_before = os.getloadavg()[0]
-    started = time.monotonic()
-    model = make_chat_model(settings)
+    model, load_s = timed(make_chat_model, settings)
     llama = _llama_of(model)
-    load_s = time.monotonic() - started
     try:
         prompts, (r_system, r_user), source = episode_prompts(calls, task)
     except Exception as exc:  # noqa: BLE001 - fall back, and say so

@@ -16,14 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the checkout: bench.* imports
+
+from bench.speed.timing import median, ratio, timed  # noqa: E402
+
 TARGETS = {"processes": 1.7, "ray": 1.5}
 #: Rounds of the three runs; the figures are medians (one round swung Ray from 1.26x to 1.50x).
 REPEATS = 3
@@ -48,9 +50,7 @@ def timed_eval(name: str, extra: list[str], episodes: int, work: Path) -> dict:
     cmd = [_fakegang(), "eval", "--task", "hard", "--seeds", f"0-{episodes - 1}"]
     cmd += ["--model", "fake", "--db", str(db), "--out", str(out), "--json", "--no-progress"]
     load = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    proc = subprocess.run([*cmd, *extra], capture_output=True, text=True, timeout=3600)
-    wall = time.perf_counter() - t0
+    proc, wall = timed(subprocess.run, [*cmd, *extra], capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"{name}: exit {proc.returncode}: {proc.stderr[-800:]}")
     summary = json.loads(proc.stdout)
@@ -84,20 +84,20 @@ def bench_scale(
         for name, extra in configs.items():
             rounds[name].append(timed_eval(f"{name}-{r}", extra, episodes, work))
     base_rows = rounds["sequential"][0]["_rows"]
-    base_wall = statistics.median(run["wall_s"] for run in rounds["sequential"])
+    base_wall = median(run["wall_s"] for run in rounds["sequential"])
     out: dict = {
         "episodes": episodes, "task": "hard", "concurrency": concurrency, "repeats": repeats,
         "runs": {},
     }  # fmt: skip
     for name, runs in rounds.items():
         walls = [run["wall_s"] for run in runs]
-        wall = statistics.median(walls)
+        wall = median(walls)
         run = {k: v for k, v in runs[-1].items() if k not in ("_rows", "wall_s", "load_at_start")}
         run.update(
             wall_s=round(wall, 1),
             walls_s=walls,
             load_at_start=[r["load_at_start"] for r in runs],
-            speedup=round(base_wall / wall, 2),
+            speedup=ratio(base_wall, wall),
             identical_results=all(r["_rows"] == base_rows for r in runs),
             errors=sum(r["errors"] for r in runs),
         )

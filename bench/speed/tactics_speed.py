@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
+from pathlib import Path
 from typing import Any
 
-from fakegang_env.arguments import seed_range
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
+
+from bench.speed.timing import lap, spread  # noqa: E402
+from fakegang_env.arguments import seed_range  # noqa: E402
 from fakegang_env.generator import generate_network
 from fakegang_env.playbook import apply_playbook
 from fakegang_env.tactics import TACTICS_NAMES, resolve_playbook
@@ -30,20 +32,20 @@ def bench(seeds: list[int]) -> dict[str, Any]:
     rows = {}
     classic = {seed: generate_network(TASK, seed) for seed in seeds}
     for tactics in TACTICS_NAMES:
-        times, passes = [], []
+        times: list[float] = []
+        passes: list[float] = []
         for seed in seeds:
             playbook = resolve_playbook(TASK, seed, tactics)
-            t0 = time.perf_counter()
-            generate_network(TASK, seed, playbook)
-            times.append(time.perf_counter() - t0)
+            with lap(times):
+                generate_network(TASK, seed, playbook)
             net = classic[seed].copy()
-            t0 = time.perf_counter()
-            apply_playbook(net, playbook)
-            passes.append(time.perf_counter() - t0)
+            with lap(passes):
+                apply_playbook(net, playbook)
+        generation = spread(times, scale=1000, digits=1)
         rows[tactics] = {
-            "median_ms": round(statistics.median(times) * 1000, 1),
-            "max_ms": round(max(times) * 1000, 1),
-            "pass_median_ms": round(statistics.median(passes) * 1000, 2),
+            "median_ms": generation["median"],
+            "max_ms": generation["max"],
+            "pass_median_ms": spread(passes, scale=1000, digits=2)["median"],
         }
     worst = max(r["max_ms"] for r in rows.values())
     return {

@@ -32,7 +32,6 @@ import os
 import shutil
 import socket
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the checkout: bench.* imports
+
+from bench.speed.timing import aligned, lap, median  # noqa: E402
 
 
 def _scripted_propose(actions_per_step: int):
@@ -124,12 +126,12 @@ def measure(db: Path, thread: str, repeats: int) -> dict:
             except httpx.HTTPError:
                 time.sleep(0.2)
         url = f"{base}/episode/{thread}"
-        server, size = [], 0
+        server: list[float] = []
+        size = 0
         httpx.get(url, timeout=30)  # warm-up: imports, first compile of the graph
         for _ in range(repeats):
-            t = time.perf_counter()
-            r = httpx.get(url, timeout=30)
-            server.append(time.perf_counter() - t)
+            with lap(server):
+                r = httpx.get(url, timeout=30)
             size = len(r.content)
         data = httpx.get(f"{base}/api/episode/{thread}", timeout=30).json()
         out = {
@@ -137,7 +139,7 @@ def measure(db: Path, thread: str, repeats: int) -> dict:
             "checkpoints": data["checkpoints"],
             "accounts": len(data["case"]["accounts"]),
             "page_kb": round(size / 1024),
-            "server_s": statistics.median(server),
+            "server_s": median(server),
         }
         out.update(_browser(url, repeats, out["actions"]))
         return out
@@ -154,7 +156,8 @@ def _browser(url: str, repeats: int, actions: int) -> dict:
         return {"browser_s": None, "step_ms": None, "end_jump_s": None, "note": "no playwright"}
     if not Path(chromium).exists():
         return {"browser_s": None, "step_ms": None, "end_jump_s": None, "note": "no chromium"}
-    loads, step_ms = [], None
+    loads: list[float] = []
+    jumps: list[float] = []
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = b.new_page(viewport={"width": 1400, "height": 1000})
@@ -162,28 +165,26 @@ def _browser(url: str, repeats: int, actions: int) -> dict:
         page.wait_for_selector("body[data-ready='1']")
         for _ in range(repeats):
             page.goto("about:blank")
-            t = time.perf_counter()
-            page.goto(url)
-            page.wait_for_selector("body[data-ready='1']")
-            loads.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        for _ in range(actions):
-            page.keyboard.press("ArrowRight")
-        page.wait_for_function(f"window.fakegangView.position() === {actions}")
-        step_ms = (time.perf_counter() - t) / actions * 1000
-        jumps = []
+            with lap(loads):
+                page.goto(url)
+                page.wait_for_selector("body[data-ready='1']")
+        stepping: list[float] = []
+        with lap(stepping):
+            for _ in range(actions):
+                page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"window.fakegangView.position() === {actions}")
+        step_ms = stepping[0] / actions * 1000
         for _ in range(repeats):  # Home then End: the whole case built from nothing
             page.keyboard.press("Home")
             page.wait_for_function("window.fakegangView.position() === 0")
-            t = time.perf_counter()
-            page.keyboard.press("End")
-            page.wait_for_function(f"window.fakegangView.position() === {actions}")
-            jumps.append(time.perf_counter() - t)
+            with lap(jumps):
+                page.keyboard.press("End")
+                page.wait_for_function(f"window.fakegangView.position() === {actions}")
         b.close()
     return {
-        "browser_s": statistics.median(loads),
+        "browser_s": median(loads),
         "step_ms": step_ms,
-        "end_jump_s": statistics.median(jumps),
+        "end_jump_s": median(jumps),
     }
 
 
@@ -203,7 +204,7 @@ def table(r: dict) -> str:
     ]
     width = max(len(k) for k, _ in rows)
     lines = ["fakegang view: a long hard episode", "-" * (width + 24)]
-    lines += [f"{k:<{width}}  {v}" for k, v in rows]
+    lines += aligned(rows)
     if r.get("load") is not None:
         lines.append(f"load average {r['load']} on {os.cpu_count()} cores while measuring")
     if r.get("note"):

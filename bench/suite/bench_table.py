@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bench.experiments import tactics_calibration, training_run
 from bench.speed import busy_cpu, env_load, env_resources, scale_out
+from bench.speed.timing import aligned
 from fakegang_env.tasks import TASK_NAMES as TASKS
 
 
@@ -167,14 +168,12 @@ def table(r: dict) -> str:
                     f"{'ok' if b['within_0_15'] else 'OUT of ±0.15'}",
                 )
             )
-    # only rows with a value are aligned: headers and whole-line rows (the tactics table) are not
-    width = max((len(k) for k, v in rows if v), default=0)
     head = (
         f"fakegang bench — {r['date']} — `{r['command']}` — {r['machine']}"
         f"{' — QUICK (smoke settings)' if r['quick'] else ''}"
     )
     lines = [head, "-" * min(120, len(head))]
-    lines += [f"{k:<{width}}  {v}".rstrip() for k, v in rows]
+    lines += aligned(rows)  # headers and whole-line rows (the tactics table) set no width
     if r.get("busy_cpu") and "skipped" not in r["busy_cpu"]:  # its own table (busy_cpu.py)
         lines.append(busy_cpu.table(r["busy_cpu"]))
     lines.append(f"total {r['total_s']:.0f} s; sections: {r.get('section_s')}")
