@@ -14,35 +14,33 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from fakegang.graph.context import DEFAULT_DB_PATH, Context
-from fakegang.graph.nodes import (
-    ACTIONS_PER_STEP_BUDGET,
-    arbitrate,
-    llm_decide,
-    observe,
-    route_after_step,
-    rule_check,
-    step_env,
-)
-from fakegang.graph.reflection import reflect
+from fakegang.graph.nodes import ACTIONS_PER_STEP_BUDGET, NODES, NodeSpec
 from fakegang.graph.state import EpisodeInput, EpisodeOutput, EpisodeState
 
-builder = StateGraph(
-    EpisodeState, input_schema=EpisodeInput, output_schema=EpisodeOutput, context_schema=Context
-)
-builder.add_node("observe", observe)
-builder.add_node("rule_check", rule_check)
-builder.add_node("llm_decide", llm_decide)
-builder.add_node("arbitrate", arbitrate)
-builder.add_node("step_env", step_env)
-builder.add_node("reflect", reflect)
-builder.add_edge(START, "observe")
-builder.add_edge("observe", "rule_check")
-builder.add_edge("rule_check", "llm_decide")
-builder.add_edge("llm_decide", "arbitrate")
-builder.add_edge("arbitrate", "step_env")
-builder.add_conditional_edges("step_env", route_after_step, ["observe", "reflect"])
-builder.add_edge("reflect", END)
 
+def build(nodes: tuple[NodeSpec, ...] = NODES, state: type = EpisodeState) -> StateGraph:
+    """The graph of `nodes` in order: the first is the entry, each node flows into the next
+    unless its spec declares a route, and the last ends the episode. `state`: EpisodeState or
+    an extension of it declaring the keys a new node writes."""
+    builder = StateGraph(
+        state,
+        input_schema=EpisodeInput,
+        output_schema=EpisodeOutput,
+        context_schema=Context,
+    )
+    for spec in nodes:
+        builder.add_node(spec.name, spec.function)
+    builder.add_edge(START, nodes[0].name)
+    for spec, following in zip(nodes, (*nodes[1:], None), strict=True):
+        if spec.route is not None:
+            router, ends = spec.route
+            builder.add_conditional_edges(spec.name, router, list(ends))
+        else:
+            builder.add_edge(spec.name, following.name if following else END)
+    return builder
+
+
+builder = build()
 graph = builder.compile(name="fakegang_episode")
 
 

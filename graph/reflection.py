@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from fakegang.graph import learning, resources
 from fakegang.graph.context import Context
-from fakegang.graph.nodes import thread_id_of
+from fakegang.graph.nodes.common import thread_id_of
 from fakegang.graph.state import EpisodeState, tally_columns
 from fakegang.tools.learning.alpha import MODE_COLUMNS
 from fakegang.tools.memory.episode_row import RESULT_KEYS

@@ -42,6 +42,91 @@ def tally_columns(tally: dict[str, int]) -> dict[str, int]:
     }
 
 
+class ViewRecord(TypedDict):
+    """observe's output: the budget and the top candidates with their evidence scores."""
+
+    step_count: int
+    steps_remaining: int
+    visible: int
+    inspected: int
+    flagged: int
+    suspects: int
+    evasion_count: int
+    top_inspected: list[list[Any]]  # [account, ring likelihood]
+    top_frontier: list[list[Any]]  # [account, worth inspecting]
+
+
+class RuleRecord(TypedDict):
+    """rule_check's proposal."""
+
+    action: str
+    confidence: float
+    reason: str
+
+
+class LlmRecord(TypedDict, total=False):
+    """llm_decide's output: `skipped` (not asked, with the reason), `ok` or `error`.
+
+    `shadow` marks an exploration call (judged after the debrief, never acted on); the key keeps
+    its first name so checkpoints written before the word "exploration" was chosen still read.
+    """
+
+    status: str
+    reason: str
+    shadow: bool
+    action: str | None
+    error: str | None
+    error_class: str | None
+    latency_s: float
+    tokens: int
+    prompt_tokens: int
+    prompt_tokens_reused: int | None
+
+
+class DecisionRecord(TypedDict):
+    """arbitrate's decision: the action's index, the action and who decided it."""
+
+    index: int
+    action: str
+    mode: str
+
+
+class LastRecord(TypedDict):
+    """step_env's record of the applied action and the environment's reply."""
+
+    action: str
+    message: str
+    reward: float
+    error: str | None
+
+
+class StepRow(TypedDict, total=False):
+    """One row of the `steps` table: the thread and action index, then the columns each node
+    spec declares (graph/nodes/, `NodeSpec.step_row`)."""
+
+    thread_id: str
+    idx: int
+    action: str
+    mode: str
+    rule_action: str
+    rule_confidence: float
+    rule_reason: str
+    llm_status: str
+    llm_action: str | None
+    llm_reason: str | None
+    llm_error: str | None
+    llm_error_class: str | None
+    llm_latency_s: float | None
+    llm_tokens: int | None
+    llm_prompt_tokens: int | None
+    llm_prompt_tokens_reused: int | None
+    alpha: float
+    reward: float
+    message: str
+    steps_remaining: int
+    view: str  # observe's ViewRecord as compact JSON
+
+
 class EpisodeInput(TypedDict, total=False):
     """What starts an episode: task and seed, and the run and episode number it belongs to.
 
@@ -94,14 +179,14 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     step_count: int
     steps_remaining: int
     done: bool
-    view: dict[str, Any]  # observe: budget and the top candidates with their evidence scores
-    rule: dict[str, Any]  # rule_check: action, confidence, reason
+    view: ViewRecord  # observe
+    rule: RuleRecord  # rule_check
     choices: list[str]  # rule_check: legal actions offered to the LLM
-    llm: dict[str, Any]  # llm_decide: status (skipped|ok|error), action, reason, error, latency
+    llm: LlmRecord  # llm_decide
     llm_off: str  # llm_decide: set when the model timed out; not asked again in this episode
-    decision: dict[str, Any]  # arbitrate: index, action, mode
+    decision: DecisionRecord  # arbitrate
     llm_verdicts: dict[str, str]  # arbitrate: account -> flag|unflag the LLM decided (kept)
     llm_flips: dict[str, int]  # arbitrate: account -> flags and unflags the LLM decided on it
     unflagged_ids: list[str]  # arbitrate: unflagged this episode (the rule never re-flags them)
-    last: dict[str, Any]  # step_env: message, reward, error of the applied action
+    last: LastRecord  # step_env
     operator: dict[str, Any]  # step_env: an adaptive round's operator debrief, once it ended

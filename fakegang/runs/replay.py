@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from langgraph.graph import StateGraph
 from langgraph.types import StateSnapshot
 
-from fakegang.graph.graph import builder
+from fakegang.graph.graph import builder as episode_graph
+from fakegang.graph.nodes import NODES, START, spec_of
+from fakegang.graph.nodes.start import has_started
 from fakegang.runs.records import RunRecords
 from fakegang.tools.memory.read_only import read_only_checkpointer
 from fakegang.tools.memory.store import Memory
@@ -76,76 +79,53 @@ def node_records(chain: list[StateSnapshot]) -> list[NodeRecord]:
     return out
 
 
-def _top(pairs: list[list[Any]], n: int = 3) -> str:
-    return ", ".join(f"{a} {p:.2f}" for a, p in pairs[:n]) or "-"
-
-
 def describe(node: str, values: dict[str, Any], parent_values: dict[str, Any] | None = None) -> str:
-    """One line: what `node` saw or decided, read from the state it wrote."""
-    if node == "observe":
-        v = values.get("view", {})
-        return (
-            f"saw {v.get('visible')} visible, {v.get('inspected')} inspected, "
-            f"{v.get('flagged')} flagged, {v.get('suspects')} suspects, "
-            f"{v.get('steps_remaining')} steps left; top {_top(v.get('top_inspected', []))}; "
-            f"frontier {_top(v.get('top_frontier', []))}"
-        )
-    if node == "rule_check":
-        r = values.get("rule", {})
-        return (
-            f"proposes {r.get('action')} (confidence {r.get('confidence', 0):.2f}) "
-            f"among {len(values.get('choices', []))} choices: {r.get('reason')}"
-        )
-    if node == "llm_decide":
-        llm = values.get("llm", {})
-        status = llm.get("status")
-        if status == "skipped":
-            return f"skipped: {llm.get('reason')}"
-        if status == "ok":
-            return (
-                f"proposes {llm.get('action')} ({llm.get('latency_s')} s, "
-                f"{llm.get('tokens')} tokens): {llm.get('reason')}"
-            )
-        return f"error: {llm.get('error')}"
-    if node == "arbitrate":
-        d = values.get("decision", {})
-        return f"{d.get('mode')} → {d.get('action')} (α {values.get('alpha', 0):.2f})"
-    if node == "fork":
-        d = values.get("decision", {})
-        was = (parent_values or {}).get("decision", {}).get("action")
-        return f"FORK → {d.get('action')} (the original branch played {was})"
-    if node == "step_env":
-        last = values.get("last", {})
-        err = f" [illegal: {last.get('error')}]" if last.get("error") else ""
-        done = " · episode over" if values.get("done") else ""
-        return f"reward {last.get('reward', 0):+.2f}{err}{done}: {last.get('message')}"
-    if node == "reflect":
-        res = values.get("result", {})
-        return (
-            f"{'WIN' if res.get('won') else 'LOSS'} reward {res.get('reward', 0):+.2f} "
-            f"grader {res.get('grader_score') or 0:.3f} steps {res.get('steps_used')} "
-            f"recall {res.get('recall') or 0:.2f} precision {res.get('precision') or 0:.2f}"
-            f" · learn: {res.get('learn_status')}"
-        )
-    return ""
+    """One line: what `node` saw or decided, read from the state it wrote (a node without a
+    spec of its own: the keys it changed)."""
+    return spec_of(node, values, parent_values).describe(values, parent_values or {})
+
+
+def with_episode_start(records: list[NodeRecord]) -> list[NodeRecord]:
+    """The records with the episode start as its own entry, before the node that ran it (the
+    first `observe`: the start is not a graph node, graph/nodes/start.py)."""
+    out = []
+    for rec in records:
+        ran_it = spec_of(rec.node).in_graph
+        if ran_it and has_started(rec.values) and not has_started(rec.parent_values):
+            out.append(NodeRecord(START.name, *_fields(rec)))
+        out.append(rec)
+    return out
+
+
+def _fields(rec: NodeRecord) -> tuple:
+    return rec.values, rec.parent_values, rec.checkpoint_id, rec.created_at
 
 
 def group_by_action(records: list[NodeRecord]) -> list[list[NodeRecord]]:
-    """Split the node records into env actions (observe … step_env) and the final reflect."""
+    """Split the node records into env actions (the start and observe … step_env) and the final
+    reflect: a group opens at a spec that opens an action (unless the start just opened it) or
+    ends the episode."""
     groups: list[list[NodeRecord]] = []
-    for rec in records:
-        if rec.node in ("observe", "reflect") or not groups:
+    for rec in with_episode_start(records):
+        spec = spec_of(rec.node)
+        opens = spec.opens_action or spec.ends_episode
+        if not groups or (opens and groups[-1][-1].node != START.name):
             groups.append([])
         groups[-1].append(rec)
     return groups
 
 
+def is_action(group: list[NodeRecord]) -> bool:
+    """The group is one env action (not the debrief)."""
+    return spec_of(group[0].node).opens_action
+
+
 def group_title(group: list[NodeRecord]) -> str:
     first = group[0]
-    if first.node == "reflect":
+    if spec_of(first.node).ends_episode:
         return "── end of episode ──"
     decision = next(
-        (r.values.get("decision") for r in reversed(group) if r.node in ("arbitrate", "fork")),
+        (r.values.get("decision") for r in reversed(group) if "decision" in spec_of(r.node).writes),
         None,
     )
     idx = decision["index"] if decision else first.values.get("action_count")
@@ -211,16 +191,20 @@ def replay(
     step: bool = False,
     out: TextIO = sys.stdout,
     stdin: TextIO = sys.stdin,
+    graph: StateGraph | None = None,
 ) -> int:
     """Print the episode from its checkpoints; with `step`, wait for Enter between actions.
 
-    Returns the number of env actions printed.
+    `graph`: the graph that wrote the episode, when not the episode graph. Returns the number of
+    env actions printed.
     """
 
     if not Path(db).exists():
         raise ReplayError(f"no database at {db}")
     # replay only reads: no schema, WAL switch or -wal/-shm file (tools/memory/read_only.py)
-    app = builder.compile(checkpointer=read_only_checkpointer(db), name="fakegang_episode")
+    app = (graph or episode_graph).compile(
+        checkpointer=read_only_checkpointer(db), name="fakegang_episode"
+    )
     memory = Memory(db, file_read_only=True)
     try:
         chain, total = head_branch(app, thread_id)
@@ -236,13 +220,13 @@ def replay(
             final = chain[-1].values
             if final.get("last"):
                 print(f"  last action {final['last'].get('action')}", file=out)
-                print(f"  {'step_env':<{NODE_WIDTH}} {describe('step_env', final)}", file=out)
-            if final.get("result"):
-                print(f"  {'reflect':<{NODE_WIDTH}} {describe('reflect', final)}", file=out)
+            for spec in NODES:  # what the final state still says of the last action's nodes
+                if not spec.opens_action and all(key in final for key in spec.writes):
+                    print(f"  {spec.name:<{NODE_WIDTH}} {spec.describe(final, {})}", file=out)
         actions = 0
         for i, group in enumerate(groups):
             print(render_group(group), file=out, flush=True)
-            actions += group[0].node == "observe"
+            actions += is_action(group)
             if step and i < len(groups) - 1:
                 print("[Enter] next action, q to stop: ", end="", file=out, flush=True)
                 line = stdin.readline()

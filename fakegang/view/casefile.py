@@ -32,6 +32,7 @@ def _verdict(w: dict[str, Any]) -> str:
 DECIDED_BY = {
     "agree": "the rule and the LLM agreed",
     "rule_override": "the rule's choice",
+    "rule_alone": "the rule's choice (the LLM was not asked)",
     "llm": "the LLM's choice",
     "fork": "a person's choice (a fork)",
 }

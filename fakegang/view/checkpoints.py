@@ -27,19 +27,11 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from fakegang.graph.nodes import spec_of
 from fakegang.runs.checkpoint_tables import thread_checkpoints, thread_writes
 from fakegang.runs.replay import NodeRecord, group_by_action, head_branch, node_records
 from fakegang.view.db import read_only, table_names
 
-#: The state keys each node writes, shown in the step panel under the node's name.
-NODE_KEYS: dict[str, tuple[str, ...]] = {
-    "observe": ("view",),
-    "rule_check": ("rule", "choices"),
-    "llm_decide": ("llm",),
-    "arbitrate": ("decision", "alpha"),
-    "fork": ("decision", "alpha"),
-    "step_env": ("last", "done", "step_count", "steps_remaining"),
-}
 TRIGGER = "branch:to:"
 
 
@@ -142,12 +134,12 @@ def read_history(path: Path, thread_id: str) -> dict[str, Any]:
     steps: list[dict[str, Any]] = []
     end = None
     for group in group_by_action(records):
-        if group[0].node == "reflect":
+        if spec_of(group[0].node).ends_episode:
             end = {"result": group[0].values.get("result") or {}}
             continue
         nodes: dict[str, dict[str, Any]] = {}
-        for rec in group:
-            nodes[rec.node] = {k: rec.values.get(k) for k in NODE_KEYS.get(rec.node, ())}
+        for rec in group:  # each node's declared outputs; an unknown node's: what it changed
+            nodes[rec.node] = spec_of(rec.node, rec.values, rec.parent_values).outputs(rec.values)
         first = group[0].values
         steps.append(
             {

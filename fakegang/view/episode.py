@@ -5,15 +5,18 @@ Node outputs come from the checkpoints (fakegang/view/checkpoints.py). An episod
 was not kept (`fakegang prune`, or a campaign round, which checkpoints only at exit) falls back
 to the `steps` table, which holds the rule's proposal, the LLM's answer, the arbitration, α,
 the environment's reply and observe's evidence (its `view` column; a database written before
-that column has no observe panel there); the page says which source it shows.
+that column has no observe panel there), each node spec rebuilding its own outputs from the row
+(graph/nodes/); the page says which source it shows. `panels` tells the page which panel to
+draw for each node: a node episode.js has no renderer for gets the generic one.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from fakegang.graph.nodes import SPECS, from_step_row, spec_of
+from fakegang.graph.nodes.arbitrate import FORK
 from fakegang.tools.rules.engine import load_weights
 from fakegang.view import db
 from fakegang.view.case import replay_case, start_episode
@@ -28,83 +31,76 @@ SOURCES = {
 }
 
 
-def _view_of(row: dict[str, Any]) -> dict[str, Any] | None:
-    """Observe's evidence kept in the step row (None: a row written before it was kept)."""
-    try:
-        view = json.loads(row.get("view") or "null")
-    except ValueError:
-        return None
-    return view if isinstance(view, dict) else None
-
-
 def _from_steps_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per action the node outputs the `steps` table recorded."""
-    out = []
-    for r in rows:
-        view = _view_of(r)
-        out.append(
-            {
-                "nodes": {
-                    **({"observe": {"view": view}} if view else {}),
-                    "rule_check": {
-                        "rule": {
-                            "action": r["rule_action"],
-                            "confidence": r["rule_confidence"],
-                            "reason": r["rule_reason"],
-                        }
-                    },
-                    "llm_decide": {
-                        "llm": {
-                            "status": r["llm_status"],
-                            "action": r["llm_action"],
-                            "reason": r["llm_reason"],
-                            "error": r["llm_error"],
-                            "latency_s": r["llm_latency_s"],
-                            "tokens": r["llm_tokens"],
-                        }
-                    },
-                    "arbitrate": {
-                        "decision": {"index": r["idx"], "action": r["action"], "mode": r["mode"]},
-                        "alpha": r["alpha"],
-                    },
-                    "step_env": {
-                        "last": {
-                            "action": r["action"],
-                            "message": r["message"],
-                            "reward": r["reward"],
-                            "error": None,
-                        },
-                        "steps_remaining": r["steps_remaining"],
-                    },
-                },
-                "action_count": r["idx"],
-                "step_count": None,
-                "max_steps": None,
-            }
-        )
-    return out
+    """Per action the node outputs the `steps` table recorded (each spec rebuilds its own)."""
+    return [
+        {
+            "nodes": from_step_row(r),
+            "action_count": r["idx"],
+            "step_count": None,
+            "max_steps": None,
+        }
+        for r in rows
+    ]
+
+
+def _decision_of(step: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The node that decided the step's action and its decision (a fork's over arbitrate's)."""
+    found = None
+    for name, outputs in step["nodes"].items():
+        decision = (outputs or {}).get("decision")
+        if decision and (found is None or name == FORK):
+            found = (name, decision)
+    return found
 
 
 def _action_of(step: dict[str, Any]) -> str | None:
-    nodes = step["nodes"]
-    for name in ("fork", "arbitrate"):
-        decision = (nodes.get(name) or {}).get("decision")
-        if decision:
-            return decision.get("action")
-    return None
+    found = _decision_of(step)
+    return found[1].get("action") if found else None
 
 
 def _mode_of(step: dict[str, Any]) -> str | None:
-    """Who decided the step's action: agree, rule_override, llm or fork."""
-    for name in ("fork", "arbitrate"):
-        decision = (step["nodes"].get(name) or {}).get("decision")
-        if decision:
-            return "fork" if name == "fork" else decision.get("mode")
-    return None
+    """Who decided the step's action: agree, rule_override, rule_alone, llm or fork."""
+    found = _decision_of(step)
+    if found is None:
+        return None
+    return FORK if found[0] == FORK else found[1].get("mode")
+
+
+def node_panels(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The panels the page draws, in the order the nodes ran: each node seen in the steps, with
+    its tag line, what it writes and its renderer (`generic` when episode.js has none)."""
+    order: list[str] = []
+    written: dict[str, list[str]] = {}
+    for step in steps:
+        previous = None
+        for name, outputs in step["nodes"].items():
+            if name not in order:  # right after the node it followed
+                order.insert(order.index(previous) + 1 if previous else 0, name)
+                written[name] = list(outputs or {})
+            previous = name
+    known = {spec.name for spec in SPECS}
+    panels = []
+    for name in order:
+        spec = spec_of(name) if name in known else None
+        panels.append(
+            {
+                "name": name,
+                "tag": spec.panel if spec else "a node without a spec",
+                "writes": list(spec.writes) if spec else written[name],
+                "renderer": name if spec and spec.custom_panel else "generic",
+            }
+        )
+    return panels
 
 
 def _reply_of(step: dict[str, Any]) -> str | None:
-    return ((step["nodes"].get("step_env") or {}).get("last") or {}).get("message")
+    """The environment's reply to the step's action (what the node writing `last` kept)."""
+    for outputs in step["nodes"].values():
+        last = (outputs or {}).get("last")
+        if last:
+            return last.get("message")
+    return None
 
 
 def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
@@ -135,7 +131,9 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
     settings = db.settings_of(run[0]) if run else {}
     tactics = final.get("tactics") or settings.get("tactics")
     campaign, round_ = final.get("campaign"), final.get("round")
-    actions = [a for a in (_action_of(s) for s in steps) if a]
+    for step in steps:  # what the page and the case file read without knowing node names
+        step["action"], step["decided_by"] = _action_of(step), _mode_of(step)
+    actions = [s["action"] for s in steps if s["action"]]
     messages = [_reply_of(s) for s in steps]
     case = None
     case_error = None
@@ -155,7 +153,7 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
         case_error = f"the case could not be rebuilt: {exc}"
     for w in ((case or {}).get("why") or {}).values():  # who decided each flag
         k = w.get("flagged")
-        w["flagged_by"] = _mode_of(steps[k]) if k is not None and k < len(steps) else None
+        w["flagged_by"] = steps[k]["decided_by"] if k is not None and k < len(steps) else None
     result = (history["end"] or {}).get("result") or final.get("result")
     return {
         "episode": ep,
@@ -168,6 +166,7 @@ def load_episode(path: Path, thread_id: str) -> dict[str, Any]:
         "checkpoints": history["checkpoints"],
         "checkpoints_total": history["total"],
         "steps": steps,
+        "panels": node_panels(steps),
         "result": result,
         "reflection": reflection[0]["text"] if reflection else None,
         "fork": fork[0] if fork else None,

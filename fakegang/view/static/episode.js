@@ -67,7 +67,8 @@
     llm_decide: function (o) {
       var l = o.llm || {};
       var asked = l.status && l.status !== "skipped";
-      var p = panel("llm_decide", "llm_decide", asked ? (l.shadow ? "asked (shadow: judged, not acted on)" : "asked") : "not asked");
+      // `shadow` is the stored name of the exploration flag (graph/nodes/llm_decide.py)
+      var p = panel("llm_decide", "llm_decide", asked ? (l.shadow ? "asked (exploration: judged, not acted on)" : "asked") : "not asked");
       if (!asked) p.classList.add("skipped");
       row(p, "LLM asked", asked ? "yes" : "no", "llm-asked");
       if (!asked) { row(p, "why not", l.reason, "llm-reason"); return p; }
@@ -78,10 +79,10 @@
       row(p, "cost", num(l.latency_s, 2) + " s · " + (l.tokens || 0) + " tokens");
       return p;
     },
-    arbitrate: function (o, name, asked) {
+    arbitrate: function (o, name) {
       var d = o.decision || {};
-      var p = panel(name || "arbitrate", name || "arbitrate", name === "fork" ? "a person changed the action" : "who decides");
-      var m = row(p, "decided by", modeWords(d.mode, asked), "mode");
+      var p = panel(name || "arbitrate", name || "arbitrate", tagOf(name || "arbitrate"));
+      var m = row(p, "decided by", modeWords(d.mode), "mode");
       m.setAttribute("data-mode", d.mode || "");
       row(p, "action", d.action, "action");
       row(p, "α", num(o.alpha, 2), "alpha");
@@ -99,17 +100,40 @@
       return p;
     },
   };
-  renderers.fork = function (o) { return renderers.arbitrate(o, "fork", true); };
-  /* The arbitration mode in words: `rule_override` only means the rule overrode an answer when
-   * the LLM was asked at all. */
-  function modeWords(mode, asked) {
+  renderers.fork = function (o) { return renderers.arbitrate(o, "fork"); };
+  renderers.start = function (o) {
+    var p = panel("start", "start", tagOf("start"));
+    row(p, "starting accounts", (o.starting_ids || []).length, "start-accounts");
+    row(p, "budget", o.max_steps + " steps · " + o.max_actions + " actions at most");
+    row(p, "α", num(o.alpha, 2), "start-alpha");
+    row(p, "weights version", o.weights_version);
+    row(p, "lessons · insights", (o.lesson_ids || []).length + " · " + (o.insights || []).length);
+    row(p, "LLM stake", o.llm_stake === null || o.llm_stake === undefined ? "unbounded" : o.llm_stake);
+    return p;
+  };
+  /* A node episode.js has no renderer for (data.panels says which): each value it wrote. */
+  function genericPanel(name, o) {
+    var p = panel(name, name, tagOf(name));
+    p.classList.add("generic");
+    p.setAttribute("data-panel", "generic");
+    Object.keys(o || {}).forEach(function (key) {
+      var v = o[key];
+      row(p, key, v !== null && typeof v === "object" ? JSON.stringify(v) : v, "generic-" + key);
+    });
+    return p;
+  }
+  var PANELS = {};
+  (data.panels || []).forEach(function (x) { PANELS[x.name] = x; });
+  function tagOf(name) { return (PANELS[name] || {}).tag || ""; }
+  /* The arbitration mode in words (databases from before `rule_alone` are mapped by the server). */
+  function modeWords(mode) {
     if (mode === "agree") return "agree: the rule and the LLM chose the same action";
     if (mode === "llm") return "llm: the LLM's choice";
     if (mode === "fork") return "fork: the action a person chose";
-    if (mode === "rule_override") return asked ? "rule_override: the rule's choice over the LLM's" : "the rule (the LLM was not asked)";
+    if (mode === "rule_override") return "rule_override: the rule's choice over the LLM's";
+    if (mode === "rule_alone") return "rule_alone: the rule's choice (the LLM was not asked)";
     return mode || "–";
   }
-  var ORDER = ["observe", "rule_check", "llm_decide", "arbitrate", "fork", "step_env"];
 
   function renderNodes(k) {
     var box = document.getElementById("nodes");
@@ -119,10 +143,11 @@
       return;
     }
     var s = steps[k];
-    var llm = (s.nodes.llm_decide || {}).llm || {};
-    var asked = !!(llm.status && llm.status !== "skipped");
-    ORDER.forEach(function (name) {
-      if (s.nodes[name]) box.appendChild(renderers[name](s.nodes[name], undefined, asked));
+    (data.panels || []).forEach(function (x) {
+      var o = s.nodes[x.name];
+      if (!o) return;
+      var render = x.renderer !== "generic" && renderers[x.renderer];
+      box.appendChild(render ? render(o) : genericPanel(x.name, o));
     });
     if (!s.nodes.observe) {
       box.insertBefore(el("p", "meta", "observe's evidence was not kept for this episode: it was " +
@@ -141,8 +166,7 @@
   function actionOf(k) {
     var s = steps[k];
     if (!s) return null;
-    var d = (s.nodes.fork || s.nodes.arbitrate || {}).decision;
-    return d ? d.action : null;
+    return s.action || null;  // the decided action, set by the server (fakegang/view/episode.py)
   }
   function targetOf(k) {
     var a = actionOf(k);
@@ -362,8 +386,8 @@
     }
     return box;
   }
-  var DECIDED_BY = { agree: "the rule and the LLM agreed", rule_override: "the rule's choice",
-    llm: "the LLM's choice", fork: "a person's choice" };
+  var DECIDED_BY = { agree: "the rule and the LLM agreed", rule_override: "the rule's choice over the LLM's",
+    rule_alone: "the rule's choice (the LLM not asked)", llm: "the LLM's choice", fork: "a person's choice" };
   function whyPanel(w) {
     var p = el("div", "why " + (w.member === true ? "member" : w.member === false ? "innocent" : ""));
     p.setAttribute("data-account", w.id);
