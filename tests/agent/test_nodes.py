@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from fakegang.graph import nodes, reflection, resources
 from fakegang.graph.context import Context
+from fakegang.runs.replay import describe as replay_describe
 from fakegang.tools.memory.store import Memory
 
 
@@ -115,12 +116,14 @@ def test_arbitrate_modes_and_the_pending_index() -> None:
     same = base_state(llm={"status": "ok", "action": "inspect u_a", "tokens": 3})
     assert nodes.arbitrate(same)["decision"]["mode"] == "agree"
 
-    # an exploration (shadow) answer is judged after the debrief, never acted on
-    shadow = base_state(llm={"status": "ok", "shadow": True, "action": "inspect u_b", "tokens": 5})
-    out = nodes.arbitrate(shadow)
+    # an exploration answer (stored as `shadow`) is judged after the debrief, never acted on
+    exploring = base_state(
+        llm={"status": "ok", "shadow": True, "action": "inspect u_b", "tokens": 5}
+    )
+    out = nodes.arbitrate(exploring)
     assert out["decision"] == {"index": 4, "action": "inspect u_a", "mode": "rule_override"}
     assert out["tally"]["llm_calls"] == 1
-    assert "llm_trusted_calls" not in out["tally"]  # a shadow does not spend the stake
+    assert "llm_trusted_calls" not in out["tally"]  # exploration does not spend the stake
     # a trusted answer that agrees with the rule moves nothing but still spends the stake
     assert nodes.arbitrate(same)["tally"]["llm_trusted_calls"] == 1
 
@@ -195,6 +198,57 @@ def test_arbitrate_submits_past_the_action_cap() -> None:
     assert out["decision"]["action"] == "submit"
 
 
+def test_the_rule_alone_is_named_apart_and_counted_as_the_rules() -> None:
+    """Not asked, the LLM cannot be overridden: `rule_alone`, counted in the rule's column as
+    before (`rule_override` in the tally), so every stored figure stays what it was."""
+    alone = nodes.arbitrate(base_state(llm={"status": "skipped", "reason": "sure"}))
+    assert alone["decision"] == {"index": 4, "action": "inspect u_a", "mode": "rule_alone"}
+    assert alone["tally"] == {"rule_override": 1}
+    failed = nodes.arbitrate(base_state(llm={"status": "error", "error": "x"}))
+    assert failed["decision"]["mode"] == "rule_override"  # asked: its answer was unusable
+    capped = nodes.arbitrate(base_state(action_count=90, llm={"status": "skipped"}))
+    assert capped["decision"]["mode"] == "rule_alone"
+
+
+def test_old_rule_override_records_read_as_rule_alone_when_the_llm_was_not_asked() -> None:
+    """A database written before `rule_alone` stored `rule_override` for both cases; the
+    checkpoints (arbitrate's spec), the steps table and replay all map it when reading."""
+    old = {"decision": {"index": 0, "action": "inspect u_a", "mode": "rule_override"}, "alpha": 0.2}
+    skipped = {**old, "llm": {"status": "skipped", "reason": "sure"}}
+    asked = {**old, "llm": {"status": "ok", "action": "inspect u_b"}}
+    spec = nodes.spec_of("arbitrate")
+    assert spec.outputs(skipped)["decision"]["mode"] == "rule_alone"
+    assert spec.outputs(asked)["decision"]["mode"] == "rule_override"
+    assert replay_describe("arbitrate", skipped).startswith("rule_alone → inspect u_a")
+    row = {"idx": 0, "action": "inspect u_a", "mode": "rule_override", "alpha": 0.2,
+           "rule_action": "inspect u_a", "rule_confidence": 0.9, "rule_reason": "r",
+           "llm_status": "skipped", "llm_action": None, "llm_reason": "sure", "llm_error": None,
+           "llm_latency_s": None, "llm_tokens": None, "reward": -0.01, "message": "m",
+           "steps_remaining": 29, "view": None}  # fmt: skip
+    rebuilt = nodes.from_step_row(row)
+    assert list(rebuilt) == ["rule_check", "llm_decide", "arbitrate", "step_env"]  # no view kept
+    assert rebuilt["arbitrate"]["decision"]["mode"] == "rule_alone"
+
+
+def test_the_step_row_is_assembled_from_the_specs_and_reads_back() -> None:
+    state = base_state(
+        decision={"index": 4, "action": "inspect u_a", "mode": "rule_alone"},
+        view={"visible": 5, "flagged": 0},
+        last={"action": "inspect u_a", "message": "m", "reward": -0.01, "error": None},
+        steps_remaining=20,
+    )
+    row = nodes.step_row(state, "t")
+    assert row["thread_id"] == "t" and row["idx"] == 4 and row["mode"] == "rule_alone"
+    assert row["view"] == '{"visible":5,"flagged":0}' and row["llm_tokens"] == 12
+    assert set(row) == {"thread_id", "idx"} | {
+        field for spec in nodes.SPECS for field in spec.step_fields
+    }
+    back = nodes.from_step_row(row)
+    assert back["observe"] == {"view": state["view"]}
+    assert back["arbitrate"]["decision"] == state["decision"]
+    assert back["step_env"]["last"]["message"] == "m"
+
+
 def test_step_env_is_idempotent_when_re_run(ctx) -> None:
     thread_id, state = started(ctx)
     state |= call(nodes.rule_check, state, ctx, thread_id)
@@ -217,7 +271,7 @@ def test_route_after_step() -> None:
 
 def test_reflect_records_learns_and_is_idempotent(ctx) -> None:
     thread_id, state = started(ctx)
-    state["decision"] = {"index": 0, "action": "submit", "mode": "rule_override"}
+    state["decision"] = {"index": 0, "action": "submit", "mode": "rule_alone"}
     state["rule"] = {"action": "submit", "confidence": 0.9, "reason": "r"}
     state["llm"] = {"status": "skipped"}
     state |= call(nodes.step_env, state, ctx, thread_id)

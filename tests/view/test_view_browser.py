@@ -87,7 +87,7 @@ def _rows(db: Path, sql: str, args=()) -> list[dict]:
 def _reference_steps(db: Path, thread_id: str, tmp_path: Path) -> list[dict]:
     """Per action the node outputs as `fakegang replay` reads them (on a copy of the file)."""
     from fakegang.graph.graph import compile_with_sqlite
-    from fakegang.runs.replay import group_by_action, head_branch, node_records
+    from fakegang.runs.replay import group_by_action, head_branch, is_action, node_records
 
     copy = tmp_path / "copy.sqlite"
     src = sqlite3.connect(str(db))
@@ -103,7 +103,7 @@ def _reference_steps(db: Path, thread_id: str, tmp_path: Path) -> list[dict]:
         app.checkpointer.conn.close()
     out = []
     for g in groups:
-        if g[0].node != "observe":
+        if not is_action(g):
             continue
         by = {r.node: r.values for r in g}
         out.append(
@@ -193,8 +193,9 @@ def test_stepping_forward_shows_each_steps_node_outputs(page, viewer, view_db, t
         assert _field(page, "action") == ref["decision"]["action"]
         assert page.get_attribute("[data-field='mode']", "data-mode") == ref["decision"]["mode"]
         asked = ref["llm"]["status"] != "skipped"
-        if ref["decision"]["mode"] == "rule_override" and not asked:
-            assert _field(page, "mode") == "the rule (the LLM was not asked)"
+        if not asked:  # not asked, the LLM cannot be overridden: the rule decided alone
+            assert ref["decision"]["mode"] == "rule_alone"
+            assert _field(page, "mode") == "rule_alone: the rule's choice (the LLM was not asked)"
         assert _field(page, "alpha") == f"{ref['alpha']:.2f}"
         assert _field(page, "rule-action") == ref["rule"]["action"]
         assert _field(page, "rule-confidence") == f"{ref['rule']['confidence']:.2f}"
