@@ -16,6 +16,25 @@ def parse_seed_range(text: str) -> list[int]:
     return list(seed_range(text))
 
 
+class PauseBeforeAction(argparse._StoreAction):
+    """`--pause-before`, whose help lists the graph's nodes from their specs (graph/nodes/).
+    Built when the help is shown: importing the graph takes seconds every other command skips."""
+
+    @property
+    def help(self) -> str:
+        from fakegang.graph.nodes import NODES
+
+        nodes = "; ".join(f"{spec.name} ({spec.panel})" for spec in NODES)
+        return (
+            f"stop before NODE at every step, a node of the episode graph: {nodes}. Enter "
+            "continues, q (or end of input) leaves a paused run for `fakegang resume`"
+        )
+
+    @help.setter
+    def help(self, _value: str | None) -> None:
+        pass  # argparse sets the help it was given; it is built from the specs instead
+
+
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     add_setting_arguments(p, overrides={"env_url": EMBEDDED_ENV})
     p.add_argument(
@@ -35,14 +54,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         help="the ring's playbook in every episode (default classic; see `fakegang env tactics`)",
     )
     pause = p.add_mutually_exclusive_group()
-    pause.add_argument(
-        "--pause-before",
-        metavar="NODE",
-        default=None,
-        help="stop before NODE (a node of the episode graph: observe, rule_check, llm_decide, "
-        "arbitrate, step_env, reflect) at every step; Enter continues, q (or end of input) "
-        "leaves a paused run for `fakegang resume`",
-    )
+    pause.add_argument("--pause-before", metavar="NODE", default=None, action=PauseBeforeAction)
     pause.add_argument(
         "--step",
         action="store_true",
