@@ -52,11 +52,11 @@ def cmd_tactics(args: argparse.Namespace) -> int:
         print(f"{row['name']:<20}{cells}")
         print(f"{'':<20}  {row['description']}")
     print("channels: " + ", ".join(CHANNELS) + " (1.0 = the task's classic strength)")
-    from fakegang_env.traces import TRACE_CHANNELS
+    from fakegang_env.trace_catalogue import trace_kinds
 
     print(
         "pivot traces follow channels: "
-        + ", ".join(f"{t} <- {c}" for t, c in TRACE_CHANNELS.items())
+        + ", ".join(f"{k.name} <- {k.channel}" for k in trace_kinds())
     )
     from fakegang_env.evasion_budget import BUDGET, COSTS, FIXED_CHANNELS
 

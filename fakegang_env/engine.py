@@ -28,7 +28,7 @@ from fakegang_env.tactics import (
     round_seed,
 )
 from fakegang_env.tasks import TaskSpec, get_task
-from fakegang_env.traces import PAGE_SIZE, TRACES, build_traces
+from fakegang_env.traces import PAGE_SIZE, build_traces
 
 __all__ = ["Episode", "Sealer", "parse_action_type"]
 
@@ -320,12 +320,12 @@ class Episode:
         return None
 
     def _illegal_pivot(self, account_id: str, trace: str | None) -> str | None:
+        assert self.network.traces is not None
+        valid = ", ".join(self.network.traces.kinds)
         if not trace:
-            return f"Cannot PIVOT: no trace given (valid traces: {', '.join(TRACES)})."
-        if trace not in TRACES:
-            return (
-                f"Cannot PIVOT: unknown trace '{trace[:40]}' (valid traces: {', '.join(TRACES)})."
-            )
+            return f"Cannot PIVOT: no trace given (valid traces: {valid})."
+        if trace not in self.network.traces.kinds:
+            return f"Cannot PIVOT: unknown trace '{trace[:40]}' (valid traces: {valid})."
         if account_id not in self._snapshots:
             return (
                 f"Cannot PIVOT: account '{account_id}' has not been inspected (pivot from an id "
@@ -481,4 +481,4 @@ class Episode:
         for g in renamed:
             net.accounts[g].name_change_count += 1
         if net.traces is not None:  # no RNG draw: classic evasion stays bit for bit
-            net.traces.rotate_schedule(net, k)
+            net.traces.evade(net, k)

@@ -10,7 +10,8 @@ from typing import Any
 from fakegang_env.schema import STEP_COST, STEP_REWARD, ActionFields, ActionType
 from fakegang_env.tactics import tactics_catalog
 from fakegang_env.tasks import TASKS
-from fakegang_env.traces import PAGE_SIZE, TRACE_CHANNELS, TRACE_NOTES, TRACES
+from fakegang_env.trace_catalogue import trace_kinds
+from fakegang_env.traces import PAGE_SIZE
 
 _ACTION_RULES: dict[ActionType, str] = {
     ActionType.INSPECT: "id must be visible; reveals its profile and adds its follows to the "
@@ -59,7 +60,7 @@ def tasks_catalog() -> dict[str, Any]:
         ],
         "tactics": tactics_catalog(),
         "traces": [
-            {"name": t, "description": TRACE_NOTES[t], "channel": TRACE_CHANNELS[t]} for t in TRACES
+            {"name": k.name, "description": k.note, "channel": k.channel} for k in trace_kinds()
         ],
         "pivot_page_size": PAGE_SIZE,
         "action_schema": ActionFields.model_json_schema(),

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from fakegang.tools.learning import refit
 from fakegang.tools.memory.store import Memory, utc_now
 from fakegang.tools.rules.pivots import shipped_yields
-from fakegang_env.traces import TRACE_CHANNELS, TRACES
+from fakegang_env.trace_catalogue import trace_kind, trace_kinds
+from fakegang_env.traces import TRACES
 
 #: Episodes whose pivots the yields are learned from (recency-weighted, refit's half-life).
 YIELD_WINDOW = 8
@@ -72,7 +73,7 @@ def prior(task: str, tactics: Mapping[str, Mapping[str, float]] | None) -> dict[
     if not tactics:
         return base
     strength = tactics.get("strength", {})
-    return {t: round(y * strength.get(TRACE_CHANNELS[t], 1.0), 3) for t, y in base.items()}
+    return {t: round(y * strength.get(trace_kind(t).channel, 1.0), 3) for t, y in base.items()}
 
 
 def _threads(memory: Memory, task: str) -> list[str]:
@@ -164,21 +165,17 @@ def history(memory: Memory, task: str | None = None) -> list[dict]:
 
 
 def crowd_claims(task: str, yields: Mapping[str, float]) -> dict[str, str]:
-    """Insights in words for the traces whose yield fell to a crowd's."""
-    names = {
-        "ip": ("IP", "this operator moved to residential proxies or carrier NAT"),
-        "photo": ("Profile-photo", "this operator uses unique generated faces"),
-        "bio": ("Bio-template", "this operator writes unique bios"),
-        "creation": ("Creation-window", "this operator uses bought, aged accounts"),
-        "schedule": ("Posting-schedule", "this operator jitters its schedulers"),
-    }
+    """Insights in words for the traces whose yield fell to a crowd's (each kind's label and
+    crowd reason come from the trace catalogue)."""
     base = shipped_yields(task)
     claims = {}
-    for t, y in yields.items():
-        if t in names and base.get(t) and y < CROWD_SHARE * base[t]:
-            label, why = names[t]
+    for kind in trace_kinds():
+        t = kind.name
+        y = yields.get(t)
+        if y is not None and base.get(t) and y < CROWD_SHARE * base[t]:
             claims[f"pivot:{t}:crowds"] = (
-                f"{label} pivots now return crowds (about {y:.1f} members per pivot from a "
-                f"member, {base[t]:.0f} on a classic ring): {why}; pivot on other traces."
+                f"{kind.label} pivots now return crowds (about {y:.1f} members per pivot from a "
+                f"member, {base[t]:.0f} on a classic ring): {kind.crowd_reason}; pivot on other "
+                "traces."
             )
     return claims

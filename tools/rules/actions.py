@@ -8,7 +8,7 @@ parsed back.
 from __future__ import annotations
 
 from fakegang_env.schema import ActionType
-from fakegang_env.traces import TRACES
+from fakegang_env.trace_catalogue import trace_names
 
 VALID_TYPES = {t.value for t in ActionType}
 PIVOT = ActionType.PIVOT.value
@@ -34,8 +34,8 @@ def parse_step(text: str) -> tuple[str, str | None, str | None]:
     if action_type == PIVOT:
         if len(parts) != 3:
             raise ValueError(f"pivot needs an account id and a trace: {text!r}")
-        if parts[2] not in TRACES:
-            raise ValueError(f"unknown trace in {text!r} (valid: {', '.join(TRACES)})")
+        if parts[2] not in trace_names():
+            raise ValueError(f"unknown trace in {text!r} (valid: {', '.join(trace_names())})")
         return action_type, parts[1], parts[2]
     if len(parts) != 2:
         raise ValueError(f"{action_type} needs exactly one account id: {text!r}")

@@ -25,21 +25,17 @@ pivots when that beats PIVOT_MIN_NEW and, per budget step (PIVOT_STEPS), the bes
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 
 from fakegang_env.schema import STEP_COST, ActionType, PlainObservation
 from fakegang_env.tasks import get_task
-from fakegang_env.traces import TRACES
+from fakegang_env.trace_catalogue import trace_names
 
-#: Shipped yields: other members sharing a member's value of each trace, on classic networks
-#: (bench/experiments/tactics_calibration.py --yields-only --tactics classic, seeds 0-9).
-SHIPPED_YIELDS: dict[str, dict[str, float]] = {
-    "easy": {"ip": 9.0, "photo": 3.0, "bio": 6.5, "creation": 7.4, "schedule": 9.0},
-    "medium": {"ip": 9.7, "photo": 3.6, "bio": 7.4, "creation": 6.8, "schedule": 9.7},
-    "hard": {"ip": 10.0, "photo": 3.6, "bio": 7.3, "creation": 6.2, "schedule": 10.0},
-}
 #: Pivot only from accounts at least this likely in the ring (a flag, or a strong suspicion).
 PIVOT_FROM = 0.5
 #: A pivot must be expected to reveal at least this many new members.
@@ -58,8 +54,20 @@ SHARED_DISCOUNT = 0.5
 MIN_SOURCE_RATIO = 0.1
 
 
+@cache
+def _shipped() -> dict[str, dict[str, float]]:
+    """Shipped yields: other members sharing a member's value of each trace, on classic networks
+    of training seeds (bench/fits/fit_trace_yields.py writes pivot_yields.json)."""
+    text = resources.files("fakegang.tools.rules").joinpath("pivot_yields.json").read_text()
+    return json.loads(text)["yields"]
+
+
 def shipped_yields(task: str) -> dict[str, float]:
-    return dict(SHIPPED_YIELDS.get(task, SHIPPED_YIELDS["hard"]))
+    """The task's shipped yields (hard's for an unknown task); a kind the fit has not seen yet
+    gets 0: no pivot on it is expected to find anyone until the fit is re-run."""
+    shipped = _shipped()
+    fitted = shipped.get(task, shipped["hard"])
+    return {t: fitted.get(t, 0.0) for t in trace_names()}
 
 
 def ring_guess(task: str) -> float:
@@ -85,7 +93,7 @@ def episode_yields(
     inspected accounts score low is a crowd (fewer members per total than the pin says)."""
     inspected = set(likelihood)
     out = {}
-    for t in TRACES:
+    for t in trace_names():
         num, den = EPISODE_PRIOR * pinned.get(t, 0.0), EPISODE_PRIOR
         for p in obs.pivots:
             if p.trace != t:
@@ -200,7 +208,7 @@ def candidates(
         return []
     yields = episode_yields(obs, likelihood, pinned)
     done = {(p.account_id, p.trace) for p in obs.pivots}
-    covered: dict[str, set[str]] = {t: set() for t in TRACES}
+    covered: dict[str, set[str]] = {t: set() for t in trace_names()}
     for p in obs.pivots:
         covered[p.trace].add(p.account_id)
         covered[p.trace].update(p.account_ids)
@@ -212,7 +220,7 @@ def candidates(
         pa = likelihood.get(a, 0.0)
         if pa < PIVOT_FROM:
             continue
-        for j, t in enumerate(TRACES):
+        for j, t in enumerate(trace_names()):
             if (a, t) in done or a in covered[t]:
                 continue
             new = pa * min(yields[t], ring - 1) * novelty
