@@ -72,12 +72,12 @@ def _scripted_propose(actions_per_step: int):
 
 def long_episode_db(path: Path, actions: int) -> str:
     """Play the long hard episode into `path`; its thread id."""
-    from fakegang.graph import nodes
     from fakegang.graph.context import Context
+    from fakegang.graph.nodes import rule_check
     from fakegang.runs.runner import TrainOptions, train
 
-    real = nodes.propose
-    nodes.propose = _scripted_propose(3)
+    real = rule_check.propose
+    rule_check.propose = _scripted_propose(3)
     try:
         opts = TrainOptions(
             context=Context(model="fake", db_path=str(path)),
@@ -87,7 +87,7 @@ def long_episode_db(path: Path, actions: int) -> str:
         )
         train(opts, out=io.StringIO())
     finally:
-        nodes.propose = real
+        rule_check.propose = real
         from fakegang.graph import resources
 
         resources.reset_all()
