@@ -14,7 +14,13 @@ from pathlib import Path
 from fakegang.tools.rules.actions import parse_step
 from fakegang_env.engine import Episode
 
-MODE_COLORS = {"agree": "#2ca02c", "rule_override": "#8c8c8c", "llm": "#ff7f0e"}
+#: Per step's `mode` (graph/nodes/arbitrate.py): `rule_alone` is the rule with the LLM not asked.
+MODE_COLORS = {
+    "agree": "#2ca02c",
+    "rule_override": "#8c8c8c",
+    "rule_alone": "#c7c7c7",
+    "llm": "#ff7f0e",
+}
 ACTION_ROWS = ["inspect", "investigate_network", "flag", "unflag", "submit"]
 RING, INNOCENT = "#d62728", "#1f77b4"
 
