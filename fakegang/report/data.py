@@ -16,6 +16,7 @@ from typing import Any
 from fakegang.runs.llm_failures import run_llm_failures
 from fakegang.tools.memory.database_check import open_read_only
 from fakegang.tools.memory.episode_row import metrics_row
+from fakegang.tools.memory.read_only import connect_read_only
 
 #: Episodes of a task in the sliding win-rate window (the training printout's `wr=` uses 10).
 WIN_WINDOW = 10
@@ -53,11 +54,15 @@ def connect_ro(db: str | Path) -> sqlite3.Connection:
     if not path.is_file():
         raise ReportError(f"no database at {path} (pass --db PATH)")
     try:  # mode=ro, immutable without a -wal: no -wal/-shm appear beside the file
-        conn = open_read_only(path)
-        conn.row_factory = sqlite3.Row
-        conn.execute("select 1 from runs limit 1")
+        probe = open_read_only(path)
+        try:
+            probe.execute("select 1 from runs limit 1")  # the file's own table, no stand-in
+        finally:
+            probe.close()
+        conn = connect_read_only(path)  # an older file: a migrated copy in memory
     except sqlite3.DatabaseError as exc:
         raise ReportError(f"{path} is not a fakegang memory database: {exc}") from exc
+    conn.row_factory = sqlite3.Row
     return conn
 
 
@@ -66,12 +71,13 @@ def _recent_runs(conn: sqlite3.Connection, n: int = 5) -> list[str]:
     return [r["run_id"] for r in conn.execute(q, [n])]
 
 
-def _kind(settings: str | None) -> str:
-    """A run's kind from its settings JSON: training runs recorded before kinds have none."""
+def _kind(settings: str | None) -> str | None:
+    """A run's kind from its settings JSON (None when unreadable)."""
     try:
-        return json.loads(settings or "{}").get("kind") or "train"
+        value = json.loads(settings or "{}")
     except ValueError:
-        return "train"
+        return None
+    return value.get("kind") if isinstance(value, dict) else None
 
 
 def latest_training_run(conn: sqlite3.Connection) -> str | None:

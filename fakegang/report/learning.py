@@ -34,9 +34,7 @@ def learning_section(db_path: str | Path, rows: list[dict], out_dir: Path) -> st
         credits = [c for c in credit_store.history(memory) if c["thread_id"] in threads]
         tasks = sorted({r["task"] for r in rows})
         learned = [i for t in tasks for i in insights.all_insights(memory, t)]
-        has_yields = "trace_yields" in memory.db.table_names()  # older databases lack it
         yields = [y for y in trace_yields.history(memory) if y["thread_id"] in threads]
-        yields = yields if has_yields else []
     finally:
         memory.close()
     if not versions and not credits and not learned and not yields:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-CHECKPOINT_TABLES = frozenset({"checkpoints", "writes"})
+from fakegang.tools.memory import schema
+
+#: LangGraph's tables, as the schema module names them.
+CHECKPOINT_TABLES = frozenset(schema.CHECKPOINT_TABLES)
 
 
 def table_names(conn: sqlite3.Connection) -> set[str]:

@@ -11,28 +11,11 @@ one line per failed call.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from fakegang.graph.state import BENCHED_REASON
-
-#: The error text of rows from before error classes were recorded starts with the class.
-_LEADING_NAME = re.compile(r"^(?:internal error: )?([A-Za-z_][A-Za-z0-9_.]*)(?::|$| x\d+$)")
-
-
-def error_class_of(text: str | None) -> str:
-    """The class of a recorded error text that has none stored (older rows)."""
-    text = (text or "").strip()
-    if text.startswith("timeout"):
-        return "timeout"
-    if text.startswith("unparseable output"):
-        return "unparseable output"
-    if text.startswith("model unavailable"):
-        return "model unavailable"
-    m = _LEADING_NAME.match(text)
-    return m.group(1) if m else "error"
 
 
 @dataclass(frozen=True)
@@ -92,43 +75,31 @@ def _effect(failed: list[FailedCall], summary: LLMFailures) -> str:
 
 def run_llm_failures(conn: Any, run_id: str) -> LLMFailures:
     """Count the LLM calls of `run_id` from the database (`conn.execute` of sqlite3 or
-    sqlite-utils); rows of older files without the class columns are classed by their text."""
+    sqlite-utils)."""
     summary = LLMFailures()
-    step_columns = _columns(conn, "steps")
-    episode_columns = _columns(conn, "episodes")
-    error_class = "s.llm_error_class" if "llm_error_class" in step_columns else "null"
     for episode, idx, status, error, cls in conn.execute(
-        f"select e.episode, s.idx, s.llm_status, s.llm_error, {error_class} from steps s "
+        "select e.episode, s.idx, s.llm_status, s.llm_error, s.llm_error_class from steps s "
         "join episodes e on e.thread_id = s.thread_id where e.run_id = ? "
         "and s.llm_status in ('ok', 'error') order by e.episode, s.idx",
         [run_id],
     ):
         summary.decide_calls += 1
         if status == "error":
-            summary.failed.append(
-                FailedCall(episode or 0, f"action #{idx}", cls or error_class_of(error), error)
-            )
+            summary.failed.append(FailedCall(episode or 0, f"action #{idx}", cls, error))
     summary.benched_episodes = conn.execute(
         "select count(distinct s.thread_id) from steps s join episodes e "
         "on e.thread_id = s.thread_id where e.run_id = ? and s.llm_status = 'skipped' "
         "and s.llm_reason like ?",
         [run_id, BENCHED_REASON + "%"],
     ).fetchone()[0]
-    if "reflection_call" in episode_columns:
-        for episode, call, error, cls in conn.execute(
-            "select episode, reflection_call, reflection_error, reflection_error_class "
-            "from episodes where run_id = ? and reflection_call is not null order by episode",
-            [run_id],
-        ):
-            if call == "skipped":  # not asked: the model timed out earlier in the episode
-                continue
-            summary.reflect_calls += 1
-            if call == "error":
-                summary.failed.append(
-                    FailedCall(episode or 0, "reflection", cls or error_class_of(error), error)
-                )
+    for episode, call, error, cls in conn.execute(
+        "select episode, reflection_call, reflection_error, reflection_error_class "
+        "from episodes where run_id = ? and reflection_call is not null order by episode",
+        [run_id],
+    ):
+        if call == "skipped":  # not asked: the model timed out earlier in the episode
+            continue
+        summary.reflect_calls += 1
+        if call == "error":
+            summary.failed.append(FailedCall(episode or 0, "reflection", cls, error))
     return summary
-
-
-def _columns(conn: Any, table: str) -> set[str]:
-    return {r[1] for r in conn.execute(f"pragma table_info({table})")}

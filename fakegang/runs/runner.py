@@ -40,18 +40,6 @@ CURRICULUM = (
 PHASES = {start: banner for start, _task, banner in CURRICULUM}
 
 
-#: Keys of the flat settings JSON that runs recorded before the options held a Context.
-_LEGACY_CONTEXT_KEYS = {
-    "db": "db_path",
-    "model": "model",
-    "temperature": "temperature",
-    "llm_timeout_s": "llm_timeout_s",
-    "bedrock_model_id": "bedrock_model_id",
-    "bedrock_region": "bedrock_region",
-    "alpha_rule": "alpha_rule",
-}
-
-
 @dataclass
 class TrainOptions:
     """A training run: its shape (tasks, episodes, seeds, logging) and the episode settings."""
@@ -82,15 +70,10 @@ class TrainOptions:
 
     @classmethod
     def from_settings(cls, settings: dict) -> TrainOptions:
-        """The options a run was started with (its `runs.settings` JSON)."""
+        """The options a run was started with (its `runs.settings` JSON; older shapes are
+        mapped by the store's migrations)."""
         settings = dict(settings)
-        ctx = settings.pop("context", None)
-        if ctx is None:  # recorded before TrainOptions held a Context: flat keys
-            ctx = {
-                new: settings[old]
-                for old, new in _LEGACY_CONTEXT_KEYS.items()
-                if settings.get(old) is not None
-            }
+        ctx = settings.pop("context", {})
         known = {f.name for f in fields(Context)}
         names = {f.name for f in fields(cls)} - {"context"}
         return cls(

@@ -12,8 +12,9 @@ A campaign's shard (fakegang/runs/campaign_worker.py) is the campaign's whole me
 are merged the same way, with its `runs` row; its learned tables stay in the shard.
 
 Hand-rolled on `ATTACH` + `INSERT ... SELECT` because neither LangGraph's SqliteSaver nor
-sqlite-utils copies rows between databases; the checkpoint tables are LangGraph's own schema
-(created by `SqliteSaver.setup()`), copied column by column.
+sqlite-utils copies rows between databases. Which tables travel, and their columns, come from the
+schema module (tools/memory/schema.py: each table's role, the columns after every migration);
+both files are migrated first, so they share one schema.
 """
 
 from __future__ import annotations
@@ -22,19 +23,12 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The agent's memory, the learning tables (tools/memory/learning_schema.py) included: copied into
-#: every shard, read-only during `eval`.
-MEMORY_TABLES = (
-    "reflections",
-    "trajectories",
-    "alpha",
-    "experience",
-    "weight_versions",
-    "credit",
-    "insights",
-)
+from fakegang.tools.memory.schema import EPISODE, KNOWLEDGE, current_columns, tables_of
+
+#: What the agent learned: copied into every shard, read-only during `eval`.
+MEMORY_TABLES = tables_of(KNOWLEDGE)
 #: Tables keyed by an episode's thread id (what an episode adds to the database).
-THREAD_TABLES = ("episodes", "steps", "observations", "checkpoints", "writes")
+THREAD_TABLES = tables_of(EPISODE)
 
 
 class ShardError(ValueError):
@@ -68,13 +62,13 @@ def memory_snapshot(db: str | Path) -> bytes:
         path = Path(tmp) / "snapshot.sqlite"
         _prepare(path)
         if Path(db).exists():
-            _prepare(db)  # an old database gets the columns the copy expects
+            _prepare(db)  # migrated first: both files have the columns the copy names
             conn = sqlite3.connect(path)
             try:
                 conn.execute("ATTACH DATABASE ? AS src", (str(db),))
                 with conn:
                     for table in MEMORY_TABLES:
-                        cols = _shared_columns(conn, table, "src", "main")
+                        cols = _column_list(table)
                         conn.execute(
                             f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM src.{table}"
                         )
@@ -107,11 +101,9 @@ def _columns(conn: sqlite3.Connection, schema: str, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f"PRAGMA {schema}.table_info({table})")]
 
 
-def _shared_columns(conn: sqlite3.Connection, table: str, src: str, dst: str) -> str:
-    """Columns present in both copies of `table` (a newer schema may have added some)."""
-    dst_cols = set(_columns(conn, dst, table))
-    cols = [c for c in _columns(conn, src, table) if c in dst_cols]
-    return ", ".join(f'"{c}"' for c in cols)
+def _column_list(table: str) -> str:
+    """`table`'s columns after every migration, quoted for SQL."""
+    return ", ".join(f'"{c}"' for c in current_columns()[table])
 
 
 def shard_threads(path: str | Path) -> list[str]:
@@ -154,7 +146,7 @@ def merge_shard(
                 if not _columns(conn, "shard", table):
                     continue  # e.g. a shard whose episode never wrote a step
                 marks = ", ".join("?" for _ in values)
-                cols = _shared_columns(conn, table, "shard", "main")
+                cols = _column_list(table)
                 conn.execute(f"DELETE FROM main.{table} WHERE {key} IN ({marks})", values)
                 cur = conn.execute(
                     f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM shard.{table} "

@@ -88,7 +88,7 @@ def cli_threads(db: str | Path) -> list[dict]:
                     "task": r["task"],
                     "seed": r["seed"],
                     "status": r["status"],
-                    "kind": r.get("kind"),  # None in a file from before run kinds
+                    "kind": r["kind"],
                 }
     finally:
         conn.close()

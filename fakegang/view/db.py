@@ -1,10 +1,10 @@
 """Read-only access to the run database for the viewer: one short-lived connection per request.
 
-The file is opened with SQLite's `mode=ro` URI, so no statement can write it, even by mistake;
+The file is opened read-only at the current schema (tools/memory/read_only.py: SQLite's `mode=ro`
+URI, `immutable=1` without a `-wal` beside it), so no statement can write it, even by mistake;
 a training that is writing the same file at the same time is not disturbed (WAL readers never
-block the writer) and every request sees its latest commits. When no `-wal` file sits beside the
-database (no writer has it open), `immutable=1` is added too so that not even `-wal`/`-shm`
-siblings are created, as `fakegang db check` does.
+block the writer) and every request sees its latest commits. A file no command has written
+since its schema changed is read through a migrated in-memory copy.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from fakegang.tools.memory.read_only import connect_read_only
 
 
 class ViewError(LookupError):
@@ -30,9 +32,7 @@ def read_only(path: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection to `path`, closed on exit."""
     if not path.is_file():
         raise ViewError(f"no database at {path}")
-    wal = path.with_name(path.name + "-wal")
-    query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
-    conn = sqlite3.connect(f"file:{path.resolve()}?{query}", uri=True, timeout=30)
+    conn = connect_read_only(path)
     conn.row_factory = sqlite3.Row
     try:
         yield conn
@@ -76,7 +76,7 @@ def list_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     )
     for r in out:
         s = settings_of(r)
-        r["kind"] = s.get("kind") or "train"
+        r["kind"] = s.get("kind")
         r["tasks"] = s.get("task") or s.get("tasks") or ""
     return out
 

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from fakegang.tools.memory import store as memory_mod
+from fakegang.tools.memory import lessons as memory_mod
+from fakegang.tools.memory.schema import key_columns
 from fakegang.tools.memory.store import Memory, Trajectory
 
 
@@ -107,6 +108,7 @@ def test_recent_win_rate_and_alpha_roundtrip(tmp_path) -> None:
                 "status": "finished",
                 "won": int(i >= 8),
                 "finished_at": f"2026-01-01T00:00:{i:02d}",
+                "learns": 1,
             }
         )
     assert mem.recent_win_rate("hard") == 0.4  # last 10: t2..t11, wins t8..t11
@@ -117,11 +119,12 @@ def test_recent_win_rate_and_alpha_roundtrip(tmp_path) -> None:
 def test_a_database_from_before_the_reuse_columns_gets_them(tmp_path) -> None:
     db = tmp_path / "old.sqlite"
     conn = sqlite3.connect(db)
+    columns = ", ".join(sorted(key_columns()["steps"]))  # every column version 1 always had
+    conn.execute(f"create table steps ({columns}, primary key (thread_id, idx))")
     conn.execute(
-        "create table steps (thread_id text, idx integer, action text, mode text, "
-        "llm_latency_s float, primary key (thread_id, idx))"
+        "insert into steps (thread_id, idx, action, mode, llm_latency_s) "
+        "values ('t', 0, 'submit', 'agree', 2.5)"
     )
-    conn.execute("insert into steps values ('t', 0, 'submit', 'agree', 2.5)")
     conn.commit()
     conn.close()
     mem = Memory(db)
@@ -203,6 +206,7 @@ def test_a_memory_from_before_the_tactics_column_gains_it_and_keeps_its_versions
     Memory(db).close()
     conn = sqlite3.connect(db)
     conn.execute("ALTER TABLE weight_versions DROP COLUMN tactics")
+    conn.execute("PRAGMA user_version = 1")  # as the code before migrations stamped it
     conn.execute(
         "INSERT INTO weight_versions (task, version, profile, frontier, thread_id, n_rows, "
         "n_episodes, created_at) VALUES ('hard', 1, '{}', '{}', 't-old', 0, 1, 'x')"

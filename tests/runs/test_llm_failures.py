@@ -11,7 +11,8 @@ import sqlite3
 import pytest
 
 from fakegang.cli.main import main
-from fakegang.runs.llm_failures import error_class_of, run_llm_failures
+from fakegang.runs.llm_failures import run_llm_failures
+from fakegang.tools.memory.migrations import error_class_of
 
 FAILED_LINE = re.compile(
     r"^LLM: (\d+) of (\d+) LLM calls failed \(EndpointConnectionError\): the rules decided "
@@ -139,7 +140,7 @@ def test_failures_are_counted_per_class_from_the_database(tmp_path) -> None:
         ("t1", 1, "error", "timeout after 30.0s", "timeout"),
         ("t1", 2, "skipped", None, None),
         ("t2", 0, "error", "RuntimeError: boom", "RuntimeError"),
-        ("t2", 1, "error", "timeout after 30.0s", None),  # an older row: classed by its text
+        ("t2", 1, "error", "timeout after 30.0s", "timeout"),
     ]
     for tid, idx, status, error, cls in rows:
         memory.upsert_step(

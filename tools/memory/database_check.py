@@ -7,9 +7,11 @@ run. The checks only read: the file is opened with SQLite's `mode=ro` (plus `imm
 no `-wal` file sits beside it, so not even `-wal`/`-shm` siblings are created), and nothing is
 written to a file that fails a check.
 
-The schema version is SQLite's own `PRAGMA user_version`, and `PRAGMA application_id` marks the
-file as fakegang's; `stamp_schema(conn)` sets both when the agent's memory creates its tables.
-A file from before the stamp (both 0) that holds our tables is accepted as version 1.
+The schema version is SQLite's own `PRAGMA user_version`: the count of migrations the file has
+had (tools/memory/migrations.py, which also sets `PRAGMA application_id` to mark the file as
+fakegang's). An older file passes (opening it migrates it); one from a newer fakegang is refused
+with the line `migrations.too_new` gives. The tables and key columns checked come from the
+schema module (tools/memory/schema.py), LangGraph's checkpoint tables included.
 """
 
 from __future__ import annotations
@@ -18,30 +20,21 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: Bumped when a release changes tables in a way older code cannot read.
-SCHEMA_VERSION = 1
-#: `PRAGMA application_id` of fakegang files: b"FGNG" read as a big-endian int.
-APPLICATION_ID = int.from_bytes(b"FGNG", "big")
-SQLITE_HEADER = b"SQLite format 3\x00"
+from fakegang.tools.memory.migrations import APPLICATION_ID, SCHEMA_VERSION, too_new
+from fakegang.tools.memory.schema import key_columns
 
-#: Tables the agent's memory (tools/memory/schema.py, tools/memory/learning_schema.py) and
-#: LangGraph's SqliteSaver create, with the columns the code relies on (keys and the ones every
-#: query reads).
-EXPECTED_COLUMNS: dict[str, frozenset[str]] = {
-    "runs": frozenset({"run_id", "status", "settings"}),
-    "episodes": frozenset({"thread_id", "run_id", "episode", "task", "seed", "status"}),
-    "steps": frozenset({"thread_id", "idx", "action"}),
-    "reflections": frozenset({"id", "task", "thread_id", "text"}),
-    "trajectories": frozenset({"task", "thread_id", "action_log"}),
-    "alpha": frozenset({"task", "alpha"}),
-    "observations": frozenset({"thread_id", "action_count", "observation"}),
-    "experience": frozenset({"thread_id", "task", "kind", "account_id", "features", "label"}),
-    "weight_versions": frozenset({"version", "task", "thread_id", "profile", "frontier"}),
-    "credit": frozenset({"thread_id", "task", "better", "worse", "ties"}),
-    "insights": frozenset({"id", "task", "key", "text", "status"}),
-    "checkpoints": frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint"}),
-    "writes": frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"}),
-}
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "DatabaseProblem",
+    "DatabaseReport",
+    "backup_database",
+    "check_database",
+    "open_read_only",
+    "preflight",
+]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
 _ADVICE_DAMAGED = (
     "restore it from a backup (`fakegang db backup` makes one), or move it aside and pass --db "
     "with a new path"
@@ -76,12 +69,13 @@ class DatabaseReport:
     tables: dict[str, int] = field(default_factory=dict)  # our tables present -> row count
 
     def lines(self) -> list[str]:
-        version = f"{self.schema_version}" + ("" if self.stamped else " (unstamped, pre-v1 file)")
+        version = f"{self.schema_version}" + ("" if self.stamped else " (unstamped, from before version 1)")
         counts = ", ".join(f"{name} {n}" for name, n in self.tables.items()) or "none yet"
         return [
             f"database      : {self.path} ({self.size_bytes:,} bytes, journal {self.journal_mode})",
             f"integrity     : {self.integrity}",
-            f"schema version: {version} (this fakegang reads {SCHEMA_VERSION})",
+            f"schema version: {version} (this fakegang reads up to {SCHEMA_VERSION}; an older "
+            "file is migrated when a command writes it)",
             f"rows          : {counts}",
         ]
 
@@ -171,7 +165,8 @@ def _inspect_schema(conn: sqlite3.Connection, path: Path, size: int) -> Database
     with path.open("rb") as fh:
         header = fh.read(20)
     journal = "wal" if len(header) == 20 and header[18] == 2 else "rollback"
-    ours = tables & EXPECTED_COLUMNS.keys()
+    expected = key_columns()
+    ours = tables & expected.keys()
     if app_id not in (0, APPLICATION_ID):
         raise DatabaseProblem(
             path,
@@ -183,16 +178,12 @@ def _inspect_schema(conn: sqlite3.Connection, path: Path, size: int) -> Database
         raise DatabaseProblem(
             path, f"is not a fakegang database (its tables: {shown})", _ADVICE_FOREIGN
         )
-    if version > SCHEMA_VERSION:
-        raise DatabaseProblem(
-            path,
-            f"was written by a newer fakegang (schema version {version}; this one reads up to "
-            f"{SCHEMA_VERSION})",
-            "upgrade fakegang, or pass --db with another file",
-        )
+    newer = too_new(version)
+    if newer:
+        raise DatabaseProblem(path, newer, "upgrade fakegang, or pass --db with another file")
     for table in sorted(ours):
         columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
-        missing = EXPECTED_COLUMNS[table] - columns
+        missing = expected[table] - columns
         if missing:
             raise DatabaseProblem(
                 path,
@@ -201,7 +192,7 @@ def _inspect_schema(conn: sqlite3.Connection, path: Path, size: int) -> Database
             )
     counts = {t: conn.execute(f'select count(*) from "{t}"').fetchone()[0] for t in sorted(ours)}
     stamped = version != 0
-    return DatabaseReport(path, size, "ok", version or SCHEMA_VERSION, stamped, journal, counts)
+    return DatabaseReport(path, size, "ok", version, stamped, journal, counts)
 
 
 def preflight(path: str | Path | None, *, writes: bool = True) -> str | None:
@@ -227,22 +218,6 @@ def preflight(path: str | Path | None, *, writes: bool = True) -> str | None:
 
         return write_problem(path)
     return None
-
-
-def stamp_schema(conn: sqlite3.Connection) -> None:
-    """Mark a database fakegang's at the current schema version (called when tables are made).
-
-    Refuses a file from a newer release instead of silently writing to it.
-    """
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > SCHEMA_VERSION:
-        raise sqlite3.DatabaseError(
-            f"schema version {version} is newer than this fakegang's ({SCHEMA_VERSION})"
-        )
-    if version != SCHEMA_VERSION:
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    if conn.execute("PRAGMA application_id").fetchone()[0] == 0:
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
 
 def backup_database(source: str | Path, dest: str | Path) -> DatabaseReport:

@@ -1,5 +1,5 @@
-"""The learning tables (credit, experience, weight versions, insights), created with the rest
-of the memory's tables when a `Memory` opens (tools/memory/schema.py).
+"""The learning tables (credit, experience, weight versions, trace yields, insights) as version 1
+of the schema created them (migration 1, tools/memory/migrations.py).
 
 Their rows are written by tools/learning/credit_store.py, tools/learning/experience.py and
 tools/learning/insights.py; the definitions live here, beside each other, so that opening a database
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sqlite_utils
 
-__all__ = ["ensure_learning_tables"]
+__all__ = ["create_learning_tables", "create_trace_yields"]
 
 
-def ensure_learning_tables(db: sqlite_utils.Database) -> None:
+def create_learning_tables(db: sqlite_utils.Database) -> None:
     """Credit per episode, labelled experience, weight versions, trace yields, insights and
     their votes."""
     t = db.table
@@ -82,6 +82,16 @@ def ensure_learning_tables(db: sqlite_utils.Database) -> None:
         if_not_exists=True,
     )
     t("insights").create_index(["task", "key"], unique=True, if_not_exists=True)
+    create_trace_yields(db)
+    t("insight_votes").create(
+        {"thread_id": str, "ops": str, "at": str}, pk="thread_id", if_not_exists=True
+    )
+
+
+def create_trace_yields(db: sqlite_utils.Database) -> None:
+    """Per episode and trace: the pivots run and what they found (also migration 6: files
+    stamped 1 before this table existed lack it)."""
+    t = db.table
     t("trace_yields").create(
         {
             "key": str,  # "<thread_id>:<trace>"
@@ -99,6 +109,3 @@ def ensure_learning_tables(db: sqlite_utils.Database) -> None:
         if_not_exists=True,
     )
     t("trace_yields").create_index(["task", "created_at"], if_not_exists=True)
-    t("insight_votes").create(
-        {"thread_id": str, "ops": str, "at": str}, pk="thread_id", if_not_exists=True
-    )

@@ -1,22 +1,67 @@
-"""The agent's memory tables (sqlite-utils schemas), created where they do not exist yet.
+"""The memory's tables: version 1 of the schema as created fresh, and what each table is for.
 
-The `episodes` columns come from tools/memory/episode_row.py (one definition of an episode row); the
-learning tables (credit, experience, weight versions, insights) are defined in
-tools/memory/learning_schema.py. Every table is created when a `Memory` opens, in one write
-transaction; creating is idempotent (`if_not_exists`), so every process may do it on open.
+`create_version_1` is migration 1 (tools/memory/migrations.py, where later changes go); it stays as
+it shipped, since files in the wild have counted it. The `episodes` columns come from
+tools/memory/episode_row.py (one definition of an episode row); the learning tables are in
+tools/memory/learning_schema.py. `TABLE_ROLES` says what each table holds, and
+`current_columns()` gives every table's columns after all migrations (LangGraph's checkpoint
+tables included): the database check and the shard merge derive their facts from these two.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
+from functools import cache
 
 import sqlite_utils
 
-from fakegang.tools.memory.database_check import stamp_schema
 from fakegang.tools.memory.episode_row import EPISODE_SCHEMA
-from fakegang.tools.memory.learning_schema import ensure_learning_tables
+from fakegang.tools.memory.learning_schema import create_learning_tables
 
-__all__ = ["add_missing_columns", "ensure_schema", "utc_now"]
+__all__ = [
+    "CHECKPOINT_TABLES",
+    "EPISODE",
+    "KNOWLEDGE",
+    "BOOKKEEPING",
+    "RUN",
+    "TABLE_ROLES",
+    "create_version_1",
+    "current_columns",
+    "current_tables_sql",
+    "key_columns",
+    "tables_of",
+    "utc_now",
+]
+
+#: Roles: what a table holds, which decides how it travels between a shard and the main file.
+RUN = "run"  # run management (runs, ownership, forks); a shard's `runs` row merges by run id
+EPISODE = "episode"  # an episode's rows by thread id: played in a shard, merged back
+KNOWLEDGE = "knowledge"  # what the agent learned: copied into every shard, read while playing
+BOOKKEEPING = "bookkeeping"  # learning records neither copied into a shard nor merged back
+
+#: LangGraph's SqliteSaver tables (its own schema, created by `SqliteSaver.setup()`).
+CHECKPOINT_TABLES = ("checkpoints", "writes")
+
+TABLE_ROLES: dict[str, str] = {
+    "runs": RUN,
+    "run_owners": RUN,
+    "forks": RUN,
+    "episodes": EPISODE,
+    "steps": EPISODE,
+    "observations": EPISODE,
+    "checkpoints": EPISODE,
+    "writes": EPISODE,
+    "reflections": KNOWLEDGE,
+    "trajectories": KNOWLEDGE,
+    "alpha": KNOWLEDGE,
+    "experience": KNOWLEDGE,
+    "weight_versions": KNOWLEDGE,
+    "credit": KNOWLEDGE,
+    "insights": KNOWLEDGE,
+    "trace_yields": BOOKKEEPING,
+    "insight_votes": BOOKKEEPING,
+}
 
 
 def utc_now() -> str:
@@ -24,21 +69,96 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def ensure_schema(db: sqlite_utils.Database) -> None:
-    """Every table of the memory, in one transaction: runs, episodes, steps, reflections,
-    trajectories, α and observations with their indexes, then the run-management and learning
-    tables; stamps the file's schema version (checked by `fakegang db check`)."""
-    with db.atomic():
-        _ensure_core_tables(db)
-        _ensure_run_tables(db)
-        ensure_learning_tables(db)
-        # from before the tactics model (their versions keep NULL: no tactics inferred)
-        add_missing_columns(db, "weight_versions", {"tactics": str})
-        add_missing_columns(db, "steps", {"view": str})  # from before observe's was kept
-        stamp_schema(db.conn)  # schema version + application id for `fakegang db check`
+def create_version_1(db: sqlite_utils.Database) -> None:
+    """Migration 1: runs, episodes, steps, reflections, trajectories, α and observations with
+    their indexes, the run-management tables, then the learning tables (`if_not_exists`: files
+    stamped 1 before migrations existed have some of them)."""
+    _create_core_tables(db)
+    _create_run_tables(db)
+    create_learning_tables(db)
 
 
-def _ensure_core_tables(db: sqlite_utils.Database) -> None:
+def tables_of(role: str) -> tuple[str, ...]:
+    """The tables of `role`, in `TABLE_ROLES` order."""
+    return tuple(name for name, r in TABLE_ROLES.items() if r == role)
+
+
+@cache
+def current_tables_sql() -> dict[str, str]:
+    """name -> CREATE statement of every table after all migrations, LangGraph's included (made
+    once per process in an in-memory database)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from fakegang.tools.memory.migrations import migrate
+
+    ref = sqlite3.connect(":memory:", check_same_thread=False)
+    try:
+        migrate(sqlite_utils.Database(ref))
+        SqliteSaver(ref).setup()
+        rows = ref.execute(
+            "select name, sql from sqlite_master where type = 'table' and sql is not null "
+            "and name not like 'sqlite_%'"
+        ).fetchall()
+    finally:
+        ref.close()
+    return dict(rows)
+
+
+@cache
+def current_columns() -> dict[str, tuple[str, ...]]:
+    """Every table after all migrations (LangGraph's included) -> its columns, in order."""
+    ref = sqlite3.connect(":memory:")
+    try:
+        for sql in current_tables_sql().values():
+            ref.execute(sql)
+        return {
+            name: tuple(r[1] for r in ref.execute(f'PRAGMA table_info("{name}")'))
+            for name in current_tables_sql()
+        }
+    finally:
+        ref.close()
+
+
+@cache
+def key_columns() -> dict[str, frozenset[str]]:
+    """Per table, the columns every file this code reads has (`fakegang db check` requires
+    them): version 1's fresh columns but those migrations 2-5 may have had to add; tables added
+    later have all theirs; LangGraph's tables their primary key."""
+    from fakegang.tools.memory.migrations import LATE_V1_COLUMNS
+
+    late: dict[str, set[str]] = {}
+    for table, columns in LATE_V1_COLUMNS:
+        late.setdefault(table, set()).update(columns)
+    ref = sqlite3.connect(":memory:")
+    try:
+        create_version_1(sqlite_utils.Database(ref))
+        version_1 = {
+            name: {r[1] for r in ref.execute(f'PRAGMA table_info("{name}")')}
+            for (name,) in ref.execute("select name from sqlite_master where type = 'table'")
+        }
+    finally:
+        ref.close()
+    out: dict[str, frozenset[str]] = {}
+    for table, columns in current_columns().items():
+        if table in CHECKPOINT_TABLES:
+            out[table] = _primary_key(table)
+        elif table in version_1:
+            out[table] = frozenset(version_1[table] - late.get(table, set()))
+        else:
+            out[table] = frozenset(columns)
+    return out
+
+
+def _primary_key(table: str) -> frozenset[str]:
+    ref = sqlite3.connect(":memory:")
+    try:
+        ref.execute(current_tables_sql()[table])
+        return frozenset(r[1] for r in ref.execute(f'PRAGMA table_info("{table}")') if r[5])
+    finally:
+        ref.close()
+
+
+def _create_core_tables(db: sqlite_utils.Database) -> None:
     t = db.table
     t("runs").create(
         {
@@ -127,39 +247,13 @@ def _ensure_core_tables(db: sqlite_utils.Database) -> None:
         pk="thread_id",
         if_not_exists=True,
     )
-    # databases written before these columns existed get them added (values stay NULL)
-    add_missing_columns(
-        db,
-        "steps",
-        {"llm_prompt_tokens": int, "llm_prompt_tokens_reused": int, "llm_error_class": str},
-    )
-    add_missing_columns(
-        db,
-        "episodes",
-        {
-            "kind": str,
-            "learns": int,
-            "reflection_call": str,
-            "reflection_error": str,
-            "reflection_error_class": str,
-            "operator": str,
-        },
-    )
     db["episodes"].create_index(["task", "finished_at"], if_not_exists=True)
     db["episodes"].create_index(["run_id", "episode"], if_not_exists=True)
     db["reflections"].create_index(["task", "id"], if_not_exists=True)
     db["reflections"].create_index(["thread_id"], unique=True, if_not_exists=True)
 
 
-def add_missing_columns(db: sqlite_utils.Database, table: str, columns: dict[str, type]) -> None:
-    """Add the columns a database written by an older fakegang lacks (values stay NULL)."""
-    existing = db[table].columns_dict
-    for name, kind in columns.items():
-        if name not in existing:
-            db[table].add_column(name, kind)
-
-
-def _ensure_run_tables(db: sqlite_utils.Database) -> None:
+def _create_run_tables(db: sqlite_utils.Database) -> None:
     """The run-management tables (`fakegang runs/resume/fork`, fakegang/runs/records.py)."""
     db["run_owners"].create(
         {"run_id": str, "pid": int, "host": str, "claimed_at": str},
