@@ -2,8 +2,8 @@
 
 A quick way to see that a model works here (package, credentials, region, latency) before a
 run depends on it.  Prompts come from the agent's real builders
-(`fakegang.tools.models.prompting.sample_decision_messages` / `sample_reflection_messages`); if
-those are unavailable a small built-in sample is used and the output says so.
+(`fakegang.tools.models.prompting.sample_decision_messages` / `sample_reflection_messages`), so
+the check sees what a run sends; if those builders fail, the check fails (exit 2) and says why.
 """
 
 from __future__ import annotations
@@ -21,36 +21,6 @@ from fakegang.tools.models.chat_models import (
     make_chat_model,
 )
 from fakegang.tools.models.llm import LLMCallResult, decide, reflect
-
-FALLBACK_SYSTEM = (
-    "You are a trust-and-safety investigator hunting a ring of coordinated fake accounts. "
-    'Choose exactly ONE action. Answer with JSON: {"action": "<action>", "reason": "<short>"}.'
-)
-FALLBACK_USER = (
-    "CURRENT CASE\n"
-    "TASK easy | steps left 24/30 | inspected 6 of 32 known\n"
-    "Flagged (0): none yet\n"
-    "  u_9cc38e P=0.62 age=12d hour=3.1 photo=0.71 bio=0.74 ip_shared=6 mutual=0.50\n"
-    "  u_350156 P=0.04 age=910d hour=20.9 photo=0.07 bio=0.20 ip_shared=0 mutual=0.14\n"
-    "Not yet inspected: u_ebf729 P=0.33, u_26735c P=0.13\n\n"
-    "Choose one action from: flag u_9cc38e | flag u_350156 | inspect u_ebf729 | "
-    "inspect u_26735c | submit"
-)
-FALLBACK_CHOICES = [
-    "flag u_9cc38e",
-    "flag u_350156",
-    "inspect u_ebf729",
-    "inspect u_26735c",
-    "submit",
-]
-FALLBACK_REFLECT_SYSTEM = (
-    "You review a finished fake-account ring investigation and write a 2-3 sentence lesson."
-)
-FALLBACK_REFLECT_USER = (
-    "Case 7 (medium) was LOST.\n"
-    "Result: [LOSS] TP=6 FP=3 FN=4 Recall=0.60 Precision=0.67 Episode reward=-1.42\n"
-    "Steps used: 50 of 50.\nWhat should the investigator do differently next time?"
-)
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,27 +45,23 @@ def add_llm_commands(subparsers: Any) -> None:
     p.set_defaults(func=run_llm_check)
 
 
-def sample_prompts() -> tuple[str, str, list[str], str, str, str]:
-    """(system, user, choices, reflect_system, reflect_user, source)."""
-    try:
-        from fakegang.tools.models.prompting import (
-            sample_decision_messages,
-            sample_reflection_messages,
-        )
+class PromptBuildError(RuntimeError):
+    """The agent's prompt builders failed: the check cannot send what a run would."""
 
+
+def sample_prompts() -> tuple[str, str, list[str], str, str]:
+    """(system, user, choices, reflect_system, reflect_user) from the agent's prompt builders."""
+    from fakegang.tools.models.prompting import (
+        sample_decision_messages,
+        sample_reflection_messages,
+    )
+
+    try:
         system, user, choices = sample_decision_messages()
         r_system, r_user = sample_reflection_messages()
-        return system, user, list(choices), r_system, r_user, "fakegang.tools.models.prompting"
-    except Exception as exc:  # the agent's builders are missing or broken: still check the model
-        source = f"built-in fallback sample ({type(exc).__name__}: {exc})"
-        return (
-            FALLBACK_SYSTEM,
-            FALLBACK_USER,
-            list(FALLBACK_CHOICES),
-            FALLBACK_REFLECT_SYSTEM,
-            FALLBACK_REFLECT_USER,
-            source,
-        )
+    except Exception as exc:
+        raise PromptBuildError(f"{type(exc).__name__}: {exc}") from exc
+    return system, user, list(choices), r_system, r_user
 
 
 def _stats(result: LLMCallResult) -> str:
@@ -108,7 +74,8 @@ def _stats(result: LLMCallResult) -> str:
 
 
 def run_llm_check(args: argparse.Namespace, out: Any = None) -> int:
-    """0 if both calls succeeded, 1 if one failed, 2 if the model cannot be built."""
+    """0 if both calls succeeded, 1 if one failed, 2 if the model or the prompts cannot be
+    built."""
     out = out or sys.stdout
     settings = settings_from_args(args)
     print(f"model      : {describe_model(settings)}", file=out)
@@ -117,8 +84,12 @@ def run_llm_check(args: argparse.Namespace, out: Any = None) -> int:
     except ModelConfigError as exc:
         print(f"error      : {exc}", file=sys.stderr)
         return 2
-    system, user, choices, r_system, r_user, source = sample_prompts()
-    print(f"prompts    : {source}", file=out)
+    try:
+        system, user, choices, r_system, r_user = sample_prompts()
+    except PromptBuildError as exc:
+        print(f"error      : the agent's prompt builders failed ({exc})", file=sys.stderr)
+        return 2
+    print("prompts    : fakegang.tools.models.prompting", file=out)
     print(f"choices    : {' | '.join(choices)}", file=out)
 
     decision = decide(model, system=system, user=user, choices=choices, settings=settings)

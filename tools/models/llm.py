@@ -31,13 +31,11 @@ from fakegang.tools.models.llm_parse import (
     parse_decision,
 )
 from fakegang.tools.models.llm_retry import CallFailure, describe_error, error_class, with_retries
+from fakegang.tools.models.model_kinds import find_kind
 
 UNPARSEABLE = "unparseable output"
 
 RAW_CHARS = 500
-# Reasoning models (Qwen3 on Bedrock) think before answering; a reflection capped at 120 tokens
-# would be all thinking.  They get this much extra budget and the visible text is truncated.
-REASONING_HEADROOM_TOKENS = 512
 
 
 @dataclass
@@ -180,25 +178,14 @@ def decide(
         return _internal_error(exc)
 
 
-def _reflection_budget(model: BaseChatModel, max_tokens: int) -> tuple[BaseChatModel | Any, int]:
-    """(runnable, visible-token cap): our models honour max_tokens exactly; Bedrock gets
-    reasoning headroom; other providers are called as built and their text is truncated."""
-    from fakegang.tools.models.fake_llm import FakeChatModel
-
-    local_cls = _local_model_class()
-    if isinstance(model, FakeChatModel) or (local_cls and isinstance(model, local_cls)):
-        return model.bind(max_tokens=max_tokens), max_tokens
-    if type(model).__name__ == "ChatBedrockConverse":
-        return model.bind(max_tokens=max_tokens + REASONING_HEADROOM_TOKENS), max_tokens
-    return model, max_tokens
-
-
-def _local_model_class() -> type | None:
-    try:
-        from fakegang.tools.models.local_llm import LocalLlamaChatModel
-    except ImportError:
-        return None
-    return LocalLlamaChatModel
+def _reflection_budget(
+    model: BaseChatModel, max_tokens: int, settings: ModelSettings
+) -> tuple[BaseChatModel | Any, int]:
+    """(runnable, visible-token cap) by the spec's model kind (its `reflection_headroom`)."""
+    kind = find_kind(settings.spec)
+    if kind is None or kind.reflection_headroom is None:
+        return model, max_tokens
+    return model.bind(max_tokens=max_tokens + kind.reflection_headroom), max_tokens
 
 
 def _truncate_tokens(text: str, max_tokens: int) -> str:
@@ -220,7 +207,7 @@ def reflect(
 ) -> LLMCallResult:
     """Free-text reflection with a token cap, reasoning stripped.  Never raises."""
     try:
-        runnable, cap = _reflection_budget(model, max(1, int(max_tokens)))
+        runnable, cap = _reflection_budget(model, max(1, int(max_tokens)), settings)
         messages = _messages(system, user)
         message, attempts, failure = with_retries(lambda: runnable.invoke(messages), settings)
         result = LLMCallResult(ok=False, value=None, attempts=attempts)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from fakegang.tools.models.model_kinds import find_kind
+
 #: The one default of each model setting; `graph/context.py` (and through it the CLI) reads these.
 DEFAULT_MODEL = "local"
 DEFAULT_TEMPERATURE = 0.4
@@ -24,7 +26,7 @@ LLAMA_THREADS_ENV = "FAKEGANG_LLAMA_THREADS"
 class ModelSettings:
     """How to build and call a chat model (shared by the factory and `tools.llm`)."""
 
-    spec: str = DEFAULT_MODEL  # "local" | "fake" | "bedrock" | "provider:model" (init_chat_model)
+    spec: str = DEFAULT_MODEL  # a model kind's spec (tools/models/model_kinds.py)
     temperature: float = DEFAULT_TEMPERATURE
     seed: int = 0
     timeout_s: float = DEFAULT_TIMEOUT_S  # per call
@@ -39,8 +41,8 @@ class ModelSettings:
     @property
     def in_process(self) -> bool:
         """The model runs in this process (its timed-out call keeps the CPU until its deadline)."""
-        spec = self.spec.strip()
-        return spec in ("local", "fake") or spec.startswith("expert:")
+        kind = find_kind(self.spec)
+        return kind is not None and kind.in_process
 
 
 def resolve_bedrock_model_id(settings: ModelSettings) -> str:
