@@ -14,6 +14,15 @@ from fakegang_env.tactics import CAMPAIGN_TACTICS, MAX_ROUND
 from fakegang_env.tasks import TASKS
 
 
+class DeprecatedAlias(argparse.Action):
+    """`--db`, the old name of `--merge-into`: still works, and says it is deprecated (every
+    other command's `--db` is the database it reads and writes; this one is a merge target)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"warning: {option_string} is deprecated: use --merge-into", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def cmd_campaign(args: argparse.Namespace) -> int:
     from fakegang.runs.campaign import write_outputs
     from fakegang.runs.campaign_sweep import CampaignError, CampaignFailed, run_campaigns
@@ -132,9 +141,18 @@ def add_campaign_commands(sub: argparse._SubParsersAction) -> None:
         "learning",
     )
     p.add_argument(
-        "--db",
+        "--merge-into",
+        dest="db",
+        metavar="DB",
         help="merge every round into DB (runs, replay, report) and keep each campaign's own "
         "memory as DB-<mode>-c<N>.sqlite",
+    )
+    p.add_argument(
+        "--db",
+        dest="db",
+        metavar="DB",
+        action=DeprecatedAlias,
+        help="deprecated alias of --merge-into (a campaign reads no DB: it merges into one)",
     )
     p.add_argument("--from-db", help="start every campaign from a copy of this memory")
     add_scale_arguments(p, unit="campaigns (x modes with --compare)")

@@ -1,8 +1,10 @@
-"""The docs: figures rendered from the bench results are current, hand edits are caught, and the
-site builds strictly (broken links and pages missing from nav fail)."""
+"""The docs: figures rendered from the bench results, the campaign pictures and the generated
+reference pages are current, hand edits are caught, and the site builds strictly (broken links
+and pages missing from nav fail)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -17,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RENDER = ROOT / "bench" / "docs" / "render_docs.py"
 LATEST = Path("bench") / "results" / "latest.json"
 KEPT = Path("bench") / "results" / "campaigns"
+PICTURE = Path("docs") / "img" / "campaign-medium-mixed.png"
+MANIFEST = Path("docs") / "img" / "figures.json"
 
 
 def render(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -108,10 +112,10 @@ def test_bad_markers_are_one_line_errors(tmp_path, page_text, message):
 def test_every_renderer_is_used_somewhere():
     pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
     used = {m for p in pages for m in re.findall(r"<!-- render:([a-z0-9-]+) -->", p.read_text())}
-    sys.path.insert(0, str(RENDER.parent))
-    import render_docs
+    sys.path.insert(0, str(ROOT))
+    from bench.docs.blocks import RENDERERS
 
-    assert used == set(render_docs.RENDERERS)
+    assert used == set(RENDERERS)
 
 
 def test_readme_is_short_and_starts_with_the_two_commands():
@@ -196,3 +200,69 @@ def test_a_kept_campaign_renders_its_figures_and_when(tmp_path):
     assert render(tmp_path).returncode == 0
     page = (tmp_path / "docs" / "agent-pivots.md").read_text()
     assert "| hard | `mixed` | `fake` | **0.123** |" in page
+
+
+def test_a_replaced_picture_is_stale_and_rendering_redraws_it(tmp_path):
+    copy_docs(tmp_path)
+    drawn = (tmp_path / PICTURE).read_bytes()
+    (tmp_path / PICTURE).write_bytes(b"not the picture the renderer drew")
+
+    done = render(tmp_path, "--check")
+    assert done.returncode == 1
+    assert f"{PICTURE}: figure" in done.stderr
+    assert "campaign-hard-mixed-pivots.png" not in done.stderr  # only the replaced one
+
+    assert render(tmp_path).returncode == 0
+    redrawn = (tmp_path / PICTURE).read_bytes()
+    assert redrawn.startswith(b"\x89PNG") and len(redrawn) > 10_000
+    recorded = json.loads((tmp_path / MANIFEST).read_text())[PICTURE.name]
+    assert recorded["png_sha256"] == hashlib.sha256(redrawn).hexdigest()
+    assert render(tmp_path, "--check").returncode == 0
+    assert len(drawn) > 10_000
+
+
+def test_new_kept_results_make_their_picture_and_caption_stale(tmp_path):
+    copy_docs(tmp_path)
+    kept_path = tmp_path / KEPT / "medium-mixed-fake.json"
+    kept = json.loads(kept_path.read_text())
+    kept["curves"]["learning"] = [0.0] * len(kept["curves"]["learning"])
+    kept["auc"]["learning"] = 0.0
+    kept_path.write_text(json.dumps(kept))
+    before = (tmp_path / PICTURE).read_bytes()
+
+    done = render(tmp_path, "--check")
+    assert done.returncode == 1
+    assert f"{PICTURE}: figure" in done.stderr
+    assert "README.md: campaign-figure-medium-mixed" in done.stderr
+
+    assert render(tmp_path).returncode == 0
+    assert (tmp_path / PICTURE).read_bytes() != before
+    assert "`learning` 0.000" in (tmp_path / "README.md").read_text()
+
+
+def test_a_hand_edit_in_a_generated_reference_page_fails_the_check(tmp_path):
+    copy_docs(tmp_path)
+    page = tmp_path / "docs" / "reference" / "cli.md"
+    text = page.read_text()
+    page.write_text(text.replace("## `fakegang train`", "## `fakegang train` (edited)", 1))
+
+    done = render(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "docs/reference/cli.md: generated page" in done.stderr
+
+    assert render(tmp_path).returncode == 0
+    assert page.read_text() == text
+
+
+def test_the_cli_reference_has_every_command_and_the_http_one_every_route():
+    sys.path.insert(0, str(ROOT))
+    from bench.docs.reference import _commands, _openapi
+    from fakegang.cli.main import build_parser
+
+    cli = (ROOT / "docs" / "reference" / "cli.md").read_text()
+    for words, _, _ in _commands(build_parser(), ["fakegang"]):
+        assert f"## `{' '.join(words)}`" in cli
+    assert "`--merge-into DB`" in cli and "deprecated alias of --merge-into" in cli
+    http = (ROOT / "docs" / "reference" / "http.md").read_text()
+    for path in _openapi()["paths"]:
+        assert f"| `{path}` |" in http
