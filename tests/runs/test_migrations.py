@@ -24,6 +24,7 @@ from runs_helpers import only_run_id
 
 from fakegang.cli.main import main
 from fakegang.tools.memory.database_check import check_database
+from fakegang.tools.memory.episode_row import EPISODE_SCHEMA
 from fakegang.tools.memory.migrations import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew
 from fakegang.tools.memory.read_only import connect_read_only
 from fakegang.tools.memory.schema import TABLE_ROLES, create_version_1, current_columns
@@ -224,4 +225,5 @@ def test_a_read_only_open_maps_an_older_file_in_memory_and_leaves_it_alone(tmp_p
 
 def test_every_table_has_a_role_and_every_migration_a_summary() -> None:
     assert set(current_columns()) == set(TABLE_ROLES)
+    assert set(EPISODE_SCHEMA) <= set(current_columns()["episodes"])  # new columns: a migration
     assert all(m.summary for m in MIGRATIONS) and len(MIGRATIONS) == SCHEMA_VERSION

@@ -69,7 +69,8 @@ class DatabaseReport:
     tables: dict[str, int] = field(default_factory=dict)  # our tables present -> row count
 
     def lines(self) -> list[str]:
-        version = f"{self.schema_version}" + ("" if self.stamped else " (unstamped, from before version 1)")
+        unstamped = "" if self.stamped else " (unstamped, from before version 1)"
+        version = f"{self.schema_version}{unstamped}"
         counts = ", ".join(f"{name} {n}" for name, n in self.tables.items()) or "none yet"
         return [
             f"database      : {self.path} ({self.size_bytes:,} bytes, journal {self.journal_mode})",

@@ -13,10 +13,11 @@ lack, skipping what it has; the later ones map old values once, so readers see o
 
 To add a migration: append a `Migration(summary, apply)` at the end of `MIGRATIONS` (never edit,
 reorder or remove one that shipped: files in the wild have counted it). `apply(db)` gets the
-sqlite-utils database inside the migration transaction: create a table with `db[name].create(...)`,
-add a column with `db[table].add_column(name, type)`, map values with `db.execute(sql)`. Give a new
-table a role in `TABLE_ROLES` (tools/memory/schema.py; a test fails until it has one), then add a
-dated line to docs/design-decisions.md. `SCHEMA_VERSION` follows from the list's length.
+sqlite-utils database inside the migration transaction (never commit in it): create a table with
+`db[name].create(...)`, add a column with `db[table].add_column(name, type)` (a column of the
+episode row goes into tools/memory/episode_row.py too), map values with `db.execute(sql)`. Give
+a new table a role in `TABLE_ROLES` (tools/memory/schema.py; a test fails until it has one),
+then add a dated line to docs/design-decisions.md. `SCHEMA_VERSION` is the list's length.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ APPLICATION_ID = int.from_bytes(b"FGNG", "big")
 
 @dataclass(frozen=True)
 class Migration:
-    summary: str  # what it changes, one line (shown by tests and in failures)
+    summary: str  # what it changes, one line (named when it fails)
     apply: Callable[[sqlite_utils.Database], None]
 
 
@@ -197,7 +198,12 @@ def migrate(db: sqlite_utils.Database) -> int:
         if problem:
             raise SchemaTooNew(f"the database {problem}; upgrade fakegang")
         for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-            migration.apply(db)
+            try:
+                migration.apply(db)
+            except sqlite3.Error as exc:  # rolled back whole: the file keeps its version
+                raise sqlite3.DatabaseError(
+                    f"schema migration {number} ({migration.summary}) failed: {exc}"
+                ) from exc
             db.execute(f"PRAGMA user_version = {number}")
         if db.execute("PRAGMA application_id").fetchone()[0] == 0:
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")

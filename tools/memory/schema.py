@@ -1,9 +1,9 @@
 """The memory's tables: version 1 of the schema as created fresh, and what each table is for.
 
 `create_version_1` is migration 1 (tools/memory/migrations.py, where later changes go); it stays as
-it shipped, since files in the wild have counted it. The `episodes` columns come from
-tools/memory/episode_row.py (one definition of an episode row); the learning tables are in
-tools/memory/learning_schema.py. `TABLE_ROLES` says what each table holds, and
+it shipped, since files in the wild have counted it. The learning tables are in
+tools/memory/learning_schema.py; the episode row (tools/memory/episode_row.py) names no column the
+migrated `episodes` table lacks (tested). `TABLE_ROLES` says what each table holds, and
 `current_columns()` gives every table's columns after all migrations (LangGraph's checkpoint
 tables included): the database check and the shard merge derive their facts from these two.
 """
@@ -16,7 +16,6 @@ from functools import cache
 
 import sqlite_utils
 
-from fakegang.tools.memory.episode_row import EPISODE_SCHEMA
 from fakegang.tools.memory.learning_schema import create_learning_tables
 
 __all__ = [
@@ -158,6 +157,44 @@ def _primary_key(table: str) -> frozenset[str]:
         ref.close()
 
 
+#: The `episodes` columns of version 1, frozen here: a column added to the episode row
+#: (tools/memory/episode_row.py) reaches files through a new migration, not by changing this.
+_EPISODES_V1: dict[str, type] = {
+    "episode": int,
+    "task": str,
+    "seed": int,
+    "won": int,
+    "reward": float,
+    "steps_used": int,
+    "recall": float,
+    "precision": float,
+    "action_log": str,
+    "final_message": str,
+    "n_reflections_used": int,
+    "had_few_shot": int,
+    "alpha_used": float,
+    "mode_agree": int,
+    "mode_rule": int,
+    "mode_llm": int,
+    "finished_at": str,
+    "grader_score": float,
+    "llm_calls": int,
+    "llm_tokens": int,
+    "run_id": str,
+    "thread_id": str,
+    "status": str,
+    "llm_errors": int,
+    "learn_status": str,
+    "started_at": str,
+    "kind": str,
+    "learns": int,
+    "reflection_call": str,
+    "reflection_error": str,
+    "reflection_error_class": str,
+    "operator": str,
+}
+
+
 def _create_core_tables(db: sqlite_utils.Database) -> None:
     t = db.table
     t("runs").create(
@@ -174,7 +211,7 @@ def _create_core_tables(db: sqlite_utils.Database) -> None:
         if_not_exists=True,
     )
     t("episodes").create(
-        EPISODE_SCHEMA,
+        _EPISODES_V1,
         pk="thread_id",
         if_not_exists=True,
     )
