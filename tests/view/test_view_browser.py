@@ -506,3 +506,35 @@ def test_clicking_a_crowd_lists_its_accounts_and_a_flagged_account_its_evidence(
     page.evaluate(f"window.fakegangView.go({first_flag - 1})")
     page.evaluate(f"window.fakegangView.cy.getElementById('{flagged}').emit('tap')")
     assert "log-odds" not in page.inner_text("#account-info")
+
+
+def test_a_node_without_a_renderer_gets_the_generic_panel(browser, env_url, tmp_path):
+    """The node recipe's throwaway `audit` node (tests/helpers/extra_node.py): episode.js knows
+    nothing of it, and still draws its panel, in the order the nodes ran."""
+    from extra_node import play_audited
+    from view_fixtures import serving_viewer
+
+    db = tmp_path / "extra.sqlite"
+    _, thread = play_audited(db, env_url)
+    with serving_viewer(db) as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        watch = Watch(url)
+        context.route("**/*", watch.route)
+        pg = context.new_page()
+        pg.on("pageerror", lambda e: watch.errors.append(str(e)))
+        try:
+            _open_episode(pg, url, thread)
+            ids = pg.eval_on_selector_all("#nodes > .node", "ps => ps.map(p => p.id)")
+            assert ids == ["node-start", "node-observe", "node-rule_check", "node-llm_decide",
+                           "node-arbitrate", "node-audit", "node-step_env"]  # fmt: skip
+            assert pg.get_attribute("#node-audit", "data-panel") == "generic"
+            action = _field(pg, "action")
+            assert _field(pg, "generic-audit_note") == f"checked {action}"
+            assert _field(pg, "start-accounts") == "5"
+            pg.keyboard.press("ArrowRight")
+            assert pg.get_attribute("#stepper", "data-step") == "1"
+            assert pg.locator("#node-start").count() == 0  # the start belongs to action #0
+            assert _field(pg, "generic-audit_note") == f"checked {_field(pg, 'action')}"
+        finally:
+            context.close()
+        assert watch.errors == [] and watch.foreign == []
