@@ -15,9 +15,10 @@ from typing_extensions import TypedDict
 
 from fakegang.tools.learning.alpha import MODE_COLUMNS
 
-#: The tally's counters: one per decision mode (agree, rule_override, llm), then the LLM's.
+#: The tally's counters: one per `mode_*` column (agree; rule_override, which also counts
+#: rule_alone: every action the rule decided; llm), then the LLM's.
 LLM_COUNTERS: tuple[str, ...] = ("llm_calls", "llm_tokens", "llm_errors")
-#: Calls made while the LLM was trusted to decide (not shadows): what its stake bounds.
+#: Calls made while the LLM was trusted to decide (not exploration calls): what its stake bounds.
 TRUSTED_CALLS = "llm_trusted_calls"
 #: Answers of the LLM that proposed to submit (after one, it is not asked to explore again).
 LLM_SUBMITS = "llm_submits"
