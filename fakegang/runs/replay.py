@@ -18,7 +18,7 @@ from langgraph.graph import StateGraph
 from langgraph.types import StateSnapshot
 
 from fakegang.graph.graph import builder as episode_graph
-from fakegang.graph.nodes import NODES, START, spec_of
+from fakegang.graph.nodes import FORK, NODES, START, spec_of
 from fakegang.graph.nodes.start import has_started
 from fakegang.runs.records import RunRecords
 from fakegang.tools.memory.read_only import read_only_checkpointer
@@ -62,7 +62,7 @@ def node_records(chain: list[StateSnapshot]) -> list[NodeRecord]:
     out = []
     for prev, cur in zip(chain, chain[1:], strict=False):
         if (cur.metadata or {}).get("source") == "update":
-            node = "fork"
+            node = FORK.name
         elif prev.next and not prev.next[0].startswith("__"):
             node = prev.next[0]
         else:

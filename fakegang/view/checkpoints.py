@@ -27,7 +27,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from fakegang.graph.nodes import spec_of
+from fakegang.graph.nodes import FORK, spec_of
 from fakegang.runs.checkpoint_tables import thread_checkpoints, thread_writes
 from fakegang.runs.replay import NodeRecord, group_by_action, head_branch, node_records
 from fakegang.view.db import read_only, table_names
@@ -102,7 +102,7 @@ def records_from_writes(
         if source[cid] == "update":  # a fork: its state was set whole, not by a node
             before = state
             state, trigger = _state_at(saver, thread_id, cid)
-            records.append(NodeRecord("fork", dict(state), before, cid, None))
+            records.append(NodeRecord(FORK.name, dict(state), before, cid, None))
         nxt = chain[i + 1]
         if source[nxt] == "update":
             continue  # nothing ran from here: the fork follows
@@ -114,7 +114,7 @@ def records_from_writes(
         if node != "__start__":
             records.append(NodeRecord(node, dict(state), before, nxt, None))
     if source[chain[-1]] == "update":
-        records.append(NodeRecord("fork", dict(head), state, chain[-1], None))
+        records.append(NodeRecord(FORK.name, dict(head), state, chain[-1], None))
     return records, head, len(chain), len(rows)
 
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fakegang.graph.nodes import SPECS, from_step_row, spec_of
-from fakegang.graph.nodes.arbitrate import FORK
+from fakegang.graph.nodes import FORK, SPECS, from_step_row, spec_of
 from fakegang.tools.rules.engine import load_weights
 from fakegang.view import db
 from fakegang.view.case import replay_case, start_episode
@@ -49,7 +48,7 @@ def _decision_of(step: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     found = None
     for name, outputs in step["nodes"].items():
         decision = (outputs or {}).get("decision")
-        if decision and (found is None or name == FORK):
+        if decision and (found is None or name == FORK.name):
             found = (name, decision)
     return found
 
@@ -64,7 +63,7 @@ def _mode_of(step: dict[str, Any]) -> str | None:
     found = _decision_of(step)
     if found is None:
         return None
-    return FORK if found[0] == FORK else found[1].get("mode")
+    return FORK.name if found[0] == FORK.name else found[1].get("mode")
 
 
 def node_panels(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:

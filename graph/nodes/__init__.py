@@ -38,9 +38,11 @@ from fakegang.graph.state import StepRow
 
 __all__ = [
     "ACTIONS_PER_STEP_BUDGET",
+    "FORK",
     "LLM_FLIPS_PER_ACCOUNT",
     "NODES",
     "SPECS",
+    "START",
     "VIEW_TOP",
     "NodeSpec",
     "arbitrate",
@@ -69,8 +71,9 @@ SPECS: tuple[NodeSpec, ...] = (
 )
 #: The graph's nodes, in the order graph/graph.py wires them (the first is the entry).
 NODES: tuple[NodeSpec, ...] = tuple(s for s in SPECS if s.in_graph)
-#: The episode start's spec (shown before action #0's observe).
+#: The episode start's spec (shown before action #0's observe) and a fork's.
 START = _start.SPEC
+FORK = _fork.SPEC
 
 _BY_NAME = {s.name: s for s in SPECS}
 

@@ -10,12 +10,12 @@ from fakegang.graph.state import LLM_SUBMITS, TRUSTED_CALLS, DecisionRecord, Epi
 from fakegang.tools.learning.alpha import arbitrate_mode
 from fakegang.tools.rules.actions import parse_action
 
-#: Who decided an action (the decision's `mode`, the steps' `mode` column).
+#: Who decided an action (the decision's `mode`, the steps' `mode` column); a fork's decision
+#: says `fork` (fakegang/runs/fork.py).
 AGREE = "agree"  # the rule and the LLM chose the same action
 LLM = "llm"  # the LLM's choice
 RULE_OVERRIDE = "rule_override"  # the rule's choice over an LLM that was asked
 RULE_ALONE = "rule_alone"  # the rule's choice, the LLM not asked
-FORK = "fork"  # a person's choice (`fakegang fork`)
 
 #: The tally key (and so the episodes' `mode_*` column) each mode counts under: the `mode_rule`
 #: column counts every action the rule decided, asked or not.
