@@ -49,7 +49,7 @@ def _shape() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
     pausing, the CLI and the recursion limit follow any change of wiring."""
     names = tuple(builder.nodes)
     follows = {start: end for start, end in builder.edges if start != START}
-    cycle = [names[0]]  # plain edges from observe until the conditional edge after step_env
+    cycle = [names[0]]  # plain edges from the entry node up to the first conditional edge
     while follows.get(cycle[-1]) in names:
         cycle.append(follows[cycle[-1]])
     previous = {end: start for start, end in builder.edges if start in names and end in names}
@@ -59,8 +59,8 @@ def _shape() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
     return names, tuple(cycle), previous
 
 
-#: Every node, in the order they were added (observe first); the nodes one action runs; and the
-#: node that runs just before each one (observe's is step_env, the loop back).
+#: Every node, in the order the registry lists them (the entry first); the nodes one action
+#: runs; and the node that runs just before each one (the entry's is the loop back).
 NODE_NAMES, ACTION_CYCLE, PREVIOUS_NODE = _shape()
 NODES_PER_ACTION = len(ACTION_CYCLE)
 

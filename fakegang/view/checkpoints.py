@@ -7,7 +7,8 @@ its parent and it, then grouped per action (`group_by_action`). The saver is Lan
 switch the journal mode, both writes): a database without checkpoint tables has no history.
 
 Speed: `get_state_history` (what replay uses) unpacks every checkpoint's whole state and
-rebuilds its next tasks: 1.5 s for the 1,200 checkpoints of a 240-action episode. The page only
+rebuilds its next tasks, seconds on a long episode (docs/design-decisions.md, "Graph nodes
+declare themselves"). The page only
 needs what each node returned, which LangGraph keeps as that node's writes, attached to the
 checkpoint it ran from; so the branch is walked on the checkpoints' ids alone
 (fakegang/runs/checkpoint_tables.py), and only the writes, small, are unpacked with the saver's
