@@ -1,9 +1,9 @@
 """Run-management records in the agent's memory: run ownership and forks (`fakegang runs`,
 `resume`, `fork`, `prune`), and the step copies and deletions forks need.
 
-A view over the agent's `Memory` (tools/memory/store.py): the tables live in the same file (the
-memory's schema creates them), but only run management reads or writes them, so the agent's
-packages never import this module.
+A repository over the agent's `Memory` connection (tools/memory/connection.py), like the memory's
+own: the tables live in the same file (the memory's migrations create them), but only run
+management reads or writes them, so the agent's packages never import this module.
 """
 
 from __future__ import annotations
@@ -27,19 +27,13 @@ class RunRecords:
         self.memory = memory
         self.db: sqlite_utils.Database = memory.db
 
-    def _write(self, table: str, row: dict[str, Any], pk: str | tuple[str, ...]) -> None:
-        if self.memory.read_only:
-            return
-        with self.memory.locked():
-            self.db[table].upsert(row, pk=pk)
-
     def list_runs(self) -> list[dict]:
         """Every run, oldest first."""
         return list(self.db.query("select * from runs order by started_at, rowid"))
 
     def set_run_owner(self, run_id: str, pid: int, host: str) -> None:
         """Record which process is playing `run_id` (so a live run is not resumed twice)."""
-        self._write(
+        self.memory.upsert(
             "run_owners",
             {"run_id": run_id, "pid": pid, "host": host, "claimed_at": utc_now()},
             "run_id",
@@ -50,7 +44,7 @@ class RunRecords:
         return rows[0] if rows else None
 
     def record_fork(self, row: dict[str, Any]) -> None:
-        self._write("forks", row, "thread_id")
+        self.memory.upsert("forks", row, "thread_id")
 
     def fork_of(self, thread_id: str) -> dict | None:
         """The fork record of `thread_id` if that episode is a fork."""
