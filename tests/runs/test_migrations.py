@@ -116,6 +116,24 @@ def test_the_v1_fixture_migrates_and_its_interrupted_run_resumes(tmp_path) -> No
     assert [json.loads(m)["episode"] for m in metrics] == [1, 2]
 
 
+def test_readers_see_an_older_file_migrated_and_leave_it_as_it_was(tmp_path, capsys) -> None:
+    """`runs`, `report` and the viewer only read: the v1 file is read through a migrated copy."""
+    from fakegang.view import db as view_db
+
+    folder = tmp_path / "db"
+    folder.mkdir()
+    db = _copy(folder)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with view_db.read_only(db) as conn:
+        [run] = view_db.list_runs(conn)
+        assert run["kind"] == "train" and run["n_finished"] == 1
+    assert main(["runs", "--db", str(db)]) == 0
+    assert "interrupted" in capsys.readouterr().out
+    assert main(["report", "latest", "--db", str(db), "--out", str(tmp_path / "report")]) == 0
+    assert (tmp_path / "report" / "index.html").is_file()
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
 def test_a_migrated_file_has_the_schema_of_a_fresh_one(tmp_path) -> None:
     db = _copy(tmp_path)
     Memory(db).close()
