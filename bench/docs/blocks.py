@@ -11,10 +11,11 @@ from pathlib import Path
 from bench.docs import bench_blocks, code_blocks, kept
 from bench.docs.md import RenderError, Results
 
+#: A block whose markers are indented (inside a list item) gets its text indented alike.
 BLOCK = re.compile(
-    r"(?P<open><!-- render:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)"
-    r"(?P<close><!-- /render:(?P=name) -->)",
-    re.S,
+    r"^(?P<indent>[ \t]*)(?P<open><!-- render:(?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)"
+    r"(?P<close>(?P=indent)<!-- /render:(?P=name) -->)",
+    re.S | re.M,
 )
 OPENING = re.compile(r"<!-- render:([a-z0-9-]+) -->")
 
@@ -24,6 +25,9 @@ RENDERERS: dict[str, Callable[[Results], str]] = {
     "model-defaults": code_blocks.render_model_defaults,
     "settings": code_blocks.render_settings,
     "evasion-budget": code_blocks.render_evasion_budget,
+    "traces": code_blocks.render_traces,
+    "trace-generations": code_blocks.render_trace_generations,
+    "trace-list": code_blocks.render_trace_list,
     "headline": bench_blocks.render_headline,
     "bench-table": bench_blocks.render_bench_table,
     "quality": bench_blocks.render_quality,
@@ -42,8 +46,13 @@ RENDERERS: dict[str, Callable[[Results], str]] = {
 
 
 def pages(root: Path) -> list[Path]:
-    """README.md and every Markdown page of the docs site."""
-    return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    """README.md, the environment package's README (what `/metadata` serves) and every Markdown
+    page of the docs site."""
+    return [
+        root / "README.md",
+        root / "fakegang_env" / "README.md",
+        *sorted((root / "docs").rglob("*.md")),
+    ]
 
 
 def render_page(text: str, results: Results, cache: dict[str, str], where: str) -> str:
@@ -60,7 +69,10 @@ def render_page(text: str, results: Results, cache: dict[str, str], where: str) 
             raise RenderError(f"{where}: unknown block {name!r} (known: {', '.join(RENDERERS)})")
         if name not in cache:
             cache[name] = RENDERERS[name](results).strip() + "\n"
-        return m.group("open") + cache[name] + m.group("close")
+        indent = m.group("indent")
+        lines = cache[name].splitlines(keepends=True)
+        body = "".join(indent + line if line.strip() else line for line in lines)
+        return indent + m.group("open") + body + m.group("close")
 
     return BLOCK.sub(replace, text)
 

@@ -1,6 +1,6 @@
 """Blocks rendered from the code itself, not from a measurement: the task catalogue, the
-compiled graph's Mermaid drawing, the CLI's model defaults, the run settings and the evasion
-budget's prices."""
+compiled graph's Mermaid drawing, the CLI's model defaults, the run settings, the evasion
+budget's prices and the trace catalogue (fakegang_env/trace_docs.py)."""
 
 from __future__ import annotations
 
@@ -93,3 +93,24 @@ def render_evasion_budget(_: Results) -> str:
         + f"\n\nA channel at strength s costs `cost × (1 − s)`. Budget per round: **{BUDGET}** "
         f"(hiding every channel would cost {total:.1f})."
     )
+
+
+def render_traces(_: Results) -> str:
+    """The trace kinds: what each is, its channel, the ring at full and weakened strength."""
+    from fakegang_env.trace_docs import trace_table_markdown
+
+    return trace_table_markdown()
+
+
+def render_trace_generations(_: Results) -> str:
+    """Each generation's strength on each trace (a trace's strength is its channel's)."""
+    from fakegang_env.trace_docs import generations_table_markdown
+
+    return generations_table_markdown()
+
+
+def render_trace_list(_: Results) -> str:
+    """The trace names a pivot takes, as a phrase."""
+    from fakegang_env.trace_docs import trace_list_markdown
+
+    return trace_list_markdown()
