@@ -91,7 +91,7 @@ def test_broken_llm_never_ends_the_episode(
 ) -> None:
     db = tmp_path / "agent.sqlite"
     mem = Memory(db)
-    mem.save_alpha("easy", 0.5, 0.5, 4)  # trust the LLM enough that it is asked
+    mem.save_alpha("easy", 0.95, 0.5, 4)  # above the rule's 0.9 on inspections: the LLM is asked
     ctx = Context(
         env_url=env_url, db_path=str(db), model="fake", llm_timeout_s=1.0, llm_retries=0,
         alpha_rule="seed", learn=True,
