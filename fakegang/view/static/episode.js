@@ -47,7 +47,7 @@
   var renderers = {
     observe: function (o) {
       var v = o.view || {};
-      var p = panel("observe", "observe", "the evidence");
+      var p = panel("observe", "observe", tagOf("observe"));
       row(p, "saw", (v.visible || 0) + " visible · " + (v.inspected || 0) + " inspected · " +
         (v.flagged || 0) + " flagged · " + (v.suspects || 0) + " suspects · " +
         v.steps_remaining + " steps left", "view-counts");
@@ -57,7 +57,7 @@
     },
     rule_check: function (o) {
       var r = o.rule || {};
-      var p = panel("rule_check", "rule_check", "the rule engine");
+      var p = panel("rule_check", "rule_check", tagOf("rule_check"));
       row(p, "proposes", r.action, "rule-action");
       row(p, "confidence", num(r.confidence, 2), "rule-confidence");
       if (o.choices) row(p, "legal choices", o.choices.length);
@@ -90,7 +90,7 @@
     },
     step_env: function (o) {
       var last = o.last || {};
-      var p = panel("step_env", "step_env", "the environment's reply");
+      var p = panel("step_env", "step_env", tagOf("step_env"));
       var r = row(p, "reward", (last.reward >= 0 ? "+" : "") + num(last.reward, 2), "reward");
       r.classList.add("reward", last.reward > 0 ? "pos" : last.reward < 0 ? "neg" : "zero");
       row(p, "reply", last.message, "message");
