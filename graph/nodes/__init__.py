@@ -79,14 +79,10 @@ _BY_NAME = {s.name: s for s in SPECS}
 
 
 def spec_of(
-    name: str,
-    values: dict[str, Any] | None = None,
-    parent_values: dict[str, Any] | None = None,
-    specs: tuple[NodeSpec, ...] = SPECS,
+    name: str, values: dict[str, Any] | None = None, parent_values: dict[str, Any] | None = None
 ) -> NodeSpec:
     """The spec of `name`; for a node no spec declares, one built from what it changed."""
-    by_name = _BY_NAME if specs is SPECS else {s.name: s for s in specs}
-    return by_name.get(name) or unknown_spec(name, values or {}, parent_values or {})
+    return _BY_NAME.get(name) or unknown_spec(name, values or {}, parent_values or {})
 
 
 def step_row(state: dict[str, Any], thread_id: str) -> StepRow:

@@ -13,7 +13,7 @@ Summary = Callable[[dict[str, Any], dict[str, Any]], str]
 #: Rebuilds a node's outputs from a `steps` row (None: the row holds nothing of it).
 FromRow = Callable[[dict[str, Any]], dict[str, Any] | None]
 #: The `steps` columns a node fills, from the state once the action was applied.
-StepRow = Callable[[dict[str, Any]], dict[str, Any]]
+RowColumns = Callable[[dict[str, Any]], dict[str, Any]]
 #: A node's outputs under today's names: (what it wrote, the whole state after it ran).
 Normalise = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 #: A conditional edge: the router and the nodes it may send the episode to.
@@ -39,7 +39,7 @@ class NodeSpec:
     summary: Summary | None = None
     panel: str = ""
     step_fields: tuple[str, ...] = ()
-    step_row: StepRow | None = None
+    step_row: RowColumns | None = None
     from_row: FromRow | None = None
     route: Route | None = None
     in_graph: bool = True
