@@ -47,6 +47,7 @@ __all__ = [
     "NodeSpec",
     "arbitrate",
     "decision_source",
+    "from_step_row",
     "llm_decide",
     "observe",
     "route_after_step",
