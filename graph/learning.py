@@ -95,12 +95,14 @@ def learn_from_debrief(
             rows = experience.labelled_rows(
                 obs, state["starting_ids"], ring, pinned or load_weights()
             )
+            errors = experience.pinned_errors(pinned or load_weights(), rows)
             experience.store_experience(memory, task.name, thread_id, rows)
-            version = experience.refit_task(memory, task.name, thread_id)
+            version = experience.refit_task(memory, task.name, thread_id, errors)
             status.append(f"weights v{version.version} from {version.n_episodes} debriefs")
             claims = insights.weight_claims(
                 load_weights(), {"profile": version.profile, "frontier": version.frontier}
             )
+            claims.update(insights.learner_claims(version.learner))
             judged_pivots = trace_yields.judge_pivots(obs.pivots, ring)
             yields = trace_yields.record(
                 memory, task.name, thread_id, judged_pivots, version.tactics

@@ -20,17 +20,19 @@ import json
 import tempfile
 import time
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from fakegang.cli.train import parse_seed_range
-from fakegang.runs.campaign import summarise
+from fakegang.runs.campaign import adaptive_regimes, summarise
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules.engine import score_observation
 from fakegang.tools.rules.player import play_episode
 from fakegang_env.engine import Episode
+from fakegang_env.operator import after_round, opening
 from fakegang_env.schema import PlainObservation
-from fakegang_env.tactics import campaign_schedule
+from fakegang_env.tactics import ADAPTIVE, campaign_schedule
 
 
 def play(
@@ -47,43 +49,69 @@ def play(
 
 
 def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: str) -> dict:
-    memory = Memory(Path(db_dir) / f"{mode}-{c}.sqlite")
-    # as the graph pins: learning starts from the unknown operator's model, static is shipped
+    """One campaign in one mode: `static` (shipped weights), `prior` (learning's starting point,
+    frozen) or `learning` (after each round: labelled rows, the pinned model's errors for the
+    drift test, refit, learner, yields, as `reflect` does). An adaptive campaign's next playbook
+    comes from the operator's reading of this round's takedowns."""
+    memory = Memory(Path(db_dir) / f"{mode}-{task}-{tactics}-{c}.sqlite")
+    # as the graph pins: learning and prior start from the unknown operator's model
     weights = (
-        experience.latest_version(memory, task).as_rule_weights() if mode == "learning" else None
+        None if mode == "static" else experience.latest_version(memory, task).as_rule_weights()
     )
     yields = trace_yields.prior(task, None)
     out = {"task": task, "tactics": tactics, "campaign": c, "mode": mode, "rounds": []}
-    for spec in campaign_schedule(task, c, rounds, tactics):
-        ep = Episode.for_round(task, c, spec.round, tactics)
+    adaptive = tactics == ADAPTIVE
+    operator = opening(task, c) if adaptive else None
+    regimes = (
+        {} if adaptive else {s.round: s.regime for s in campaign_schedule(task, c, rounds, tactics)}
+    )
+    for k in range(rounds):
+        ep = (
+            Episode.for_adaptive_round(operator)
+            if adaptive
+            else Episode.for_round(task, c, k, tactics)
+        )
         obs, starting = play(ep, weights, yields)
         pivots: dict[str, int] = {}
         for p in obs.pivots:
             pivots[p.trace] = pivots.get(p.trace, 0) + 1
-        out["rounds"].append(
-            {
-                "round": spec.round,
-                "regime": spec.regime,
-                "won": obs.message.startswith("[WIN]"),
-                "grader_score": obs.grader_score or 0.0,
-                "actions": obs.action_count,
-                "llm_calls": 0,
-                "pivots": pivots,
-            }
-        )
+        row = {
+            "round": k,
+            "regime": regimes.get(k, 0),
+            "won": obs.message.startswith("[WIN]"),
+            "grader_score": obs.grader_score or 0.0,
+            "actions": obs.action_count,
+            "llm_calls": 0,
+            "pivots": pivots,
+        }
+        if adaptive:
+            report, operator = after_round(operator, ep.network, obs.flagged_ids)
+            row["operator"] = {"playbook": report.playbook, "survival": report.survival}
+        out["rounds"].append(row)
         if mode == "learning":
-            ring = set(obs.ring_ids or [])
-            rows = experience.labelled_rows(
-                obs, starting, ring, weights or experience.load_weights()
-            )
-            thread = f"c{c}-r{spec.round}"
-            experience.store_experience(memory, task, thread, rows)
-            version = experience.refit_task(memory, task, thread)
-            weights = version.as_rule_weights()
-            judged = trace_yields.judge_pivots(obs.pivots, ring)
-            yields = trace_yields.record(memory, task, thread, judged, version.tactics)
+            weights, yields = learn(memory, task, f"c{c}-r{k}", obs, starting, weights)
+    if adaptive:
+        adaptive_regimes(out["rounds"])
     memory.close()
     return out
+
+
+def learn(memory: Memory, task: str, thread: str, obs, starting: list[str], weights: dict):
+    """What `reflect` learns from one debrief; returns the weights and yields the next round
+    pins."""
+    ring = set(obs.ring_ids or [])
+    rows = experience.labelled_rows(obs, starting, ring, weights)
+    errors = experience.pinned_errors(weights, rows)
+    experience.store_experience(memory, task, thread, rows)
+    version = experience.refit_task(memory, task, thread, errors)
+    judged = trace_yields.judge_pivots(obs.pivots, ring)
+    yields = trace_yields.record(memory, task, thread, judged, version.tactics)
+    pinned = experience.get_version(memory, task, version.version)  # as a new episode pins it
+    return pinned.as_rule_weights(), yields
+
+
+def _job(args: tuple) -> dict:
+    return campaign(*args)
 
 
 def main() -> None:
@@ -92,19 +120,25 @@ def main() -> None:
     parser.add_argument("--tactics", default="mixed")
     parser.add_argument("--campaigns", type=parse_seed_range, default=[0, 1, 2, 3])
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--modes", default="static,learning", help="of static, prior, learning")
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", help="write the summary JSON here")
     args = parser.parse_args()
+    modes = args.modes.split(",")
     t0 = time.perf_counter()
-    results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for c in args.campaigns:
-            for mode in ("static", "learning"):
-                results.append(campaign(args.task, args.tactics, c, args.rounds, mode, tmp))
-            wins = {
-                r["mode"]: "".join("W" if x["won"] else "." for x in r["rounds"])
-                for r in results[-2:]
-            }
-            print(f"campaign {c}: {wins}", flush=True)
+        jobs = [
+            (args.task, args.tactics, c, args.rounds, m, tmp) for c in args.campaigns for m in modes
+        ]
+        with ProcessPoolExecutor(args.workers) as pool:
+            results = list(pool.map(_job, jobs))
+    for c in args.campaigns:
+        wins = {
+            r["mode"]: "".join("W" if x["won"] else "." for x in r["rounds"])
+            for r in results
+            if r["campaign"] == c
+        }
+        print(f"campaign {c}: {wins}", flush=True)
     summary = summarise(
         results,
         task=args.task,
@@ -114,7 +148,7 @@ def main() -> None:
         model="rules (fake)",
     )
     summary["seconds"] = round(time.perf_counter() - t0, 1)
-    print(json.dumps(summary))
+    print(json.dumps({k: summary[k] for k in ("curves", "auc", "seconds")}))
     if args.out:
         Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
 

@@ -50,8 +50,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tactics",
         choices=TACTICS_NAMES,
-        default="classic",
-        help="the ring's playbook in every episode (default classic; see `fakegang env tactics`)",
+        default=None,
+        help="the ring's playbook in every episode (default: classic, and in the curriculum's "
+        "hard phase an adaptive operator; see `fakegang env tactics`)",
     )
     pause = p.add_mutually_exclusive_group()
     pause.add_argument("--pause-before", metavar="NODE", default=None, action=PauseBeforeAction)

@@ -22,6 +22,7 @@ from typing import Any
 from fakegang.graph import resources
 from fakegang.graph.context import Context
 from fakegang.graph.graph import compile_with_sqlite, recursion_limit
+from fakegang.runs.learned import learned_lines
 from fakegang.runs.pausing import PauseControl, RunPaused, invoke_with_pauses
 from fakegang.runs.records import RunRecords
 from fakegang.runs.testhooks import callbacks
@@ -31,13 +32,19 @@ from fakegang_env.tasks import TASK_NAMES, get_task
 
 THREAD_NAMESPACE = uuid.UUID("6c7d9a52-58f1-4c1e-9a3e-3f0b8f6a2d11")
 #: The curriculum of the original training script: (first episode index of the phase, its task, the
-#: line that opens it).
+#: ring's tactics when the run does not fix them, the line that opens it). The hard phase meets an
+#: operator who reads the takedowns: its episodes are the rounds of one adaptive campaign.
 CURRICULUM = (
-    (0, "easy", "=== Phase 1: Easy — learning basic signal detection ==="),
-    (20, "medium", "=== Phase 2: Medium — handling evasion ==="),
-    (35, "hard", "=== Phase 3: Hard — feature-only detection ==="),
+    (0, "easy", "classic", "=== Phase 1: Easy — learning basic signal detection ==="),
+    (20, "medium", "classic", "=== Phase 2: Medium — handling evasion ==="),
+    (
+        35,
+        "hard",
+        "adaptive",
+        "=== Phase 3: Hard — an operator who changes what got its accounts banned ===",
+    ),
 )
-PHASES = {start: banner for start, _task, banner in CURRICULUM}
+PHASES = {start: banner for start, _task, _tactics, banner in CURRICULUM}
 
 
 @dataclass
@@ -51,7 +58,9 @@ class TrainOptions:
     verbose: bool = False
     log_dir: str = "runs"
     seed_offset: int = 0
-    tactics: str = "classic"  # the ring's playbook for every episode (`--tactics`)
+    #: the ring's playbook for every episode (`--tactics`); None: the curriculum's (classic, then
+    #: the adaptive operator in the hard phase), classic for a run on one task
+    tactics: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     pause_before: str | None = None  # node to stop before at every step (`--pause-before`)
     step: bool = False  # stop after every node (`--step`)
@@ -96,7 +105,56 @@ def curriculum_task(episode_index: int, override: str | None) -> str:
     easy, 21–35 medium, 36–50 hard."""
     if override:
         return override
-    return [task for start, task, _banner in CURRICULUM if start <= episode_index][-1]
+    return [task for start, task, _t, _b in CURRICULUM if start <= episode_index][-1]
+
+
+def episode_tactics(opts: TrainOptions, task: str) -> str:
+    """The ring's tactics in an episode of `task` (see `TrainOptions.tactics`)."""
+    if opts.tactics:
+        return opts.tactics
+    if opts.task is None:
+        return next(tactics for _s, t, tactics, _b in CURRICULUM if t == task)
+    return "classic"
+
+
+@dataclass(frozen=True)
+class AdaptiveRound:
+    """An episode that is a round of the run's adaptive campaign (campaign seed: the run's seed
+    offset; round: the episode's index within its task), and the previous round's token."""
+
+    campaign: int
+    round: int
+    operator_token: str | None
+
+    def episode_input(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tactics": "adaptive",
+            "campaign": self.campaign,
+            "round": self.round,
+        }
+        if self.operator_token:
+            out["operator_token"] = self.operator_token
+        return out
+
+
+def adaptive_round(app, run_id: str, opts: TrainOptions, episode: int, task: str, seed: int):
+    """The adaptive round an episode plays (None if its tactics are not adaptive). The token
+    comes from the previous round's final checkpoint, so a resumed run sends the same bytes."""
+    if episode_tactics(opts, task) != "adaptive":
+        return None
+    k = seed - opts.seed_offset
+    token = None
+    if k > 0:
+        previous = [e for e, t, s in schedule(opts) if t == task and s == seed - 1][0]
+        config = {"configurable": {"thread_id": episode_thread_id(run_id, previous)}}
+        debrief = app.get_state(config).values.get("operator") or {}
+        token = debrief.get("next_token")
+        if not token:
+            raise RuntimeError(
+                f"episode {episode} is round {k + 1} of an adaptive campaign, but episode "
+                f"{previous} (round {k}) left no operator token: it did not finish"
+            )
+    return AdaptiveRound(opts.seed_offset, k, token)
 
 
 def episode_thread_id(run_id: str, episode: int) -> str:
@@ -239,6 +297,7 @@ def run_episode(
     resume: bool = False,
     pause: PauseControl | None = None,
     tactics: str = "classic",
+    adaptive: AdaptiveRound | None = None,
 ) -> str:
     """Play one episode through the graph (or finish it from its last checkpoint when `resume`);
     returns its thread id. With an active `pause`, stops at its interrupts (RunPaused on `q`)."""
@@ -247,6 +306,8 @@ def run_episode(
     inp = None if resume else {"task": task, "seed": seed, "run_id": run_id, "episode": episode}
     if inp is not None and tactics != "classic":
         inp["tactics"] = tactics
+    if inp is not None and adaptive is not None:
+        inp.update(adaptive.episode_input())
     if pause is not None and pause.active:
         invoke_with_pauses(app, ctx, config, inp, pause)
     else:
@@ -304,7 +365,10 @@ def play_schedule(
                 seed=seed,
                 resume=progress != "new",
                 pause=pause,
-                tactics=opts.tactics,
+                tactics=episode_tactics(opts, task),
+                adaptive=adaptive_round(app, run_id, opts, episode, task, seed)
+                if progress == "new"
+                else None,
             )
             row = memory.episode(thread_id)
             write_metrics(memory, run_id, log_dir)
@@ -332,6 +396,10 @@ def play_schedule(
         raise
     memory.upsert_run({"run_id": run_id, "status": "finished"})
     printer.summary("FINAL")
+    tactics = {task: episode_tactics(opts, task) for task in printer.by_task}
+    for line in learned_lines(memory, printer.by_task, tactics):
+        printer.print(line)
+    printer.print("")
     say_llm_failures(memory, run_id, printer, verbose=opts.verbose)
     printer.print(memory.summary())
     path = write_metrics(memory, run_id, log_dir)

@@ -17,10 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from fakegang.tools.learning import refit, tactics_model
+from fakegang.tools.learning import drift, operator_model, refit, tactics_model
+from fakegang.tools.learning.operator_model import OperatorModel
 from fakegang.tools.memory.store import Memory, utc_now
 from fakegang.tools.rules.engine import load_weights, logistic
 from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
@@ -28,6 +29,8 @@ from fakegang_env.schema import PlainObservation
 
 MAX_EXPERIENCE_EPISODES = 12
 MAX_VERSIONS_PER_TASK = 2000
+#: Learners (their fitted trees) kept per task: the newest versions' (about 30 KB each).
+MAX_MODELS_PER_TASK = 300
 #: Frontier rows per episode (visible accounts scored from who points at them), sampled by id.
 FRONTIER_ROWS = 120
 SHIPPED_VERSION = 0
@@ -53,9 +56,20 @@ class WeightsVersion:
     #: tools/learning/tactics_model.py); None while the shipped weights still explain them (no
     #: drift) or the task has no tactics model
     tactics: dict[str, dict[str, float]] | None = None
+    #: the learner of the current operator (tools/learning/operator_model.py); None while the
+    #: shipped weights still explain the debriefs
+    model: OperatorModel | None = field(default=None, compare=False)
+    #: what the learner read from the debriefs: the drift test's cut, the traits' evidence and
+    #: the sentence it makes of them (`learner_summary`)
+    learner: dict[str, Any] | None = None
 
     def as_rule_weights(self) -> dict[str, Any]:
-        return {"profile": self.profile, "frontier": self.frontier, "flag": load_weights()["flag"]}
+        return {
+            "profile": self.profile,
+            "frontier": self.frontier,
+            "flag": load_weights()["flag"],
+            "profile_model": self.model,
+        }
 
 
 def shipped_version(task: str) -> WeightsVersion:
@@ -176,25 +190,29 @@ def experience_threads(memory: Memory, task: str) -> list[str]:
 
 
 def experience_rows(
-    memory: Memory, task: str, kind: str, threads: list[str] | None = None
+    memory: Memory,
+    task: str,
+    kind: str,
+    threads: list[str] | None = None,
+    stale_before: int = 0,
 ) -> list[tuple[dict, int, float]]:
     """(features, label, recency weight) of a task's stored rows of one kind; `threads` is
-    `experience_threads(memory, task)` when the caller already has it."""
+    `experience_threads(memory, task)` when the caller already has it. Rows of the first
+    `stale_before` threads (a regime the drift test says the operator left) count
+    `operator_model.STALE_WEIGHT` times less."""
     threads = experience_threads(memory, task) if threads is None else threads
     age = {t: len(threads) - 1 - i for i, t in enumerate(threads)}
+    stale = set(threads[:stale_before])
     out = []
     for r in memory.db.query(
         "select thread_id, features, label, weight from experience where task = ? and kind = ? "
         "order by rowid",
         [task, kind],
     ):
-        out.append(
-            (
-                json.loads(r["features"]),
-                int(r["label"]),
-                float(r["weight"]) * refit.recency_weight(age[r["thread_id"]]),
-            )
-        )
+        weight = float(r["weight"]) * refit.recency_weight(age[r["thread_id"]])
+        if r["thread_id"] in stale:
+            weight *= operator_model.STALE_WEIGHT
+        out.append((json.loads(r["features"]), int(r["label"]), weight))
     return out
 
 
@@ -237,6 +255,7 @@ def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersio
             "database): this episode's decisions cannot be reproduced"
         )
     r = rows[0]
+    model, learner = _learner_of(memory, int(version))
     wv = WeightsVersion(
         r["version"],
         r["task"],
@@ -246,6 +265,8 @@ def get_version(memory: Memory, task: str, version: int | None) -> WeightsVersio
         r["n_rows"],
         r["n_episodes"],
         json.loads(r["tactics"]) if r.get("tactics") else None,
+        model,
+        learner,
     )
     with _CACHE_LOCK:
         _VERSION_CACHE[key] = wv
@@ -264,8 +285,31 @@ def version_of_thread(memory: Memory, thread_id: str) -> WeightsVersion | None:
     return get_version(memory, rows[0]["task"], rows[0]["version"]) if rows else None
 
 
-def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
-    """Refit the task's weights from its stored experience; store them as a new version.
+def _learner_of(memory: Memory, version: int) -> tuple[OperatorModel | None, dict | None]:
+    """The learner stored with a weights version (its model may be pruned: then an episode
+    pinned to it cannot be reproduced, and says so)."""
+    with memory._lock:
+        rows = list(
+            memory.db.query(
+                "select model, errors, learner from operator_models where version = ?", [version]
+            )
+        )
+    if not rows:
+        raise WeightsVersionError(
+            f"the learner of weights version {version} is not in {memory.path} (pruned after "
+            f"{MAX_MODELS_PER_TASK} versions): this episode's decisions cannot be reproduced"
+        )
+    r = rows[0]
+    model = OperatorModel.loads(r["model"]) if r["model"] is not None else None
+    return model, json.loads(r["learner"]) if r["learner"] else None
+
+
+def refit_task(
+    memory: Memory, task: str, thread_id: str, errors: list[float] | None = None
+) -> WeightsVersion:
+    """Refit the task's weights and its learner from its stored experience; store them as a
+    new version. `errors` are the pinned model's errors on this episode's debrief (the drift
+    test's newest piece of stream; `pinned_errors`).
 
     Idempotent per episode: the version produced by `thread_id` is returned if it exists. The
     check, the fit and the insert are one write transaction, so two trainings finishing the
@@ -273,23 +317,40 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
     """
     existing = version_of_thread(memory, thread_id)
     if existing is not None or memory.read_only:
-        return existing or _fit(memory, task, thread_id)
+        return existing or _fit(memory, task, thread_id, errors)
     with memory.write_transaction():
         if version_of_thread(memory, thread_id) is None:
-            fitted = _fit(memory, task, thread_id)
-            memory.db["weight_versions"].insert(
+            fitted = _fit(memory, task, thread_id, errors)
+            version = (
+                memory.db["weight_versions"]
+                .insert(
+                    {
+                        "task": task,
+                        "thread_id": thread_id,
+                        "profile": json.dumps(fitted.profile, sort_keys=True),
+                        "frontier": json.dumps(fitted.frontier, sort_keys=True),
+                        "n_rows": fitted.n_rows,
+                        "n_episodes": fitted.n_episodes,
+                        "tactics": json.dumps(fitted.tactics, sort_keys=True)
+                        if fitted.tactics
+                        else None,
+                        "created_at": utc_now(),
+                    },
+                )
+                .last_pk
+            )
+            memory.db["operator_models"].insert(
                 {
+                    "version": version,
                     "task": task,
                     "thread_id": thread_id,
-                    "profile": json.dumps(fitted.profile, sort_keys=True),
-                    "frontier": json.dumps(fitted.frontier, sort_keys=True),
-                    "n_rows": fitted.n_rows,
-                    "n_episodes": fitted.n_episodes,
-                    "tactics": json.dumps(fitted.tactics, sort_keys=True)
-                    if fitted.tactics
+                    "model": fitted.model.dumps() if fitted.model is not None else None,
+                    "errors": json.dumps(errors or []),
+                    "learner": json.dumps(fitted.learner, sort_keys=True)
+                    if fitted.learner
                     else None,
                     "created_at": utc_now(),
-                },
+                }
             )
             memory.trim(
                 "weight_versions",
@@ -299,37 +360,102 @@ def refit_task(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
                 order="version desc",
                 keep=MAX_VERSIONS_PER_TASK,
             )
+            memory.trim(
+                "operator_models",
+                key="version",
+                where="task = ?",
+                args=[task],
+                order="version desc",
+                keep=MAX_MODELS_PER_TASK,
+            )
     produced = version_of_thread(memory, thread_id)
     assert produced is not None
     return produced
 
 
-def _fit(memory: Memory, task: str, thread_id: str) -> WeightsVersion:
+def pinned_errors(weights: dict[str, Any], rows: list[dict[str, Any]]) -> list[float]:
+    """The errors of the model an episode pinned on the ring members its debrief labels (their
+    profile rows from `labelled_rows`): the drift test's stream (tools/learning/drift.py). Members
+    only: an operator who hides a trait changes how its members look, not how innocents do, and
+    the innocents' near-zero errors would drown the change."""
+    profile = [r for r in rows if r["kind"] in PROFILE_KINDS and r["label"] == 1]
+    feats = [r["features"] for r in profile]
+    model = weights.get("profile_model")
+    if model is not None:
+        probs = model.probabilities(feats)
+    else:
+        probs = [logistic(weights["profile"], f) for f in feats]
+    return operator_model.prediction_errors(probs, [r["label"] for r in profile])
+
+
+def _stream(memory: Memory, threads: list[str], thread_id: str, errors: list[float] | None):
+    """The drift test's stream: stored errors of the task's recent episodes, oldest first,
+    then this episode's."""
+    stored: dict[str, list[float]] = {}
+    if threads:
+        marks = ",".join("?" * len(threads))
+        for r in memory.db.query(
+            f"select thread_id, errors from operator_models where thread_id in ({marks})",
+            threads,
+        ):
+            stored[r["thread_id"]] = json.loads(r["errors"] or "[]")
+    stored[thread_id] = list(errors or stored.get(thread_id, []))
+    return [stored.get(t, []) for t in threads]
+
+
+def _fit(
+    memory: Memory, task: str, thread_id: str, errors: list[float] | None = None
+) -> WeightsVersion:
     """The weights the task's stored experience gives now (version -1: not stored)."""
     shipped = load_weights()
     threads = experience_threads(memory, task)
     core_rows = experience_rows(memory, task, "profile", threads)
-    prof_rows = (
-        core_rows
-        + experience_rows(memory, task, "profile0", threads)
-        + experience_rows(memory, task, "profile1", threads)
-    )
-    front_rows = experience_rows(memory, task, "frontier", threads)
-    tactics = None
+    tactics, model, learner = None, None, None
     if refit.mean_log_loss(shipped["profile"], core_rows) < refit.SHIFT_LOSS:
         # drift check: the shipped weights still explain the recent debriefs, keep them (a refit
         # on a few episodes of an unchanged ring only adds noise: measured on classic campaigns)
         profile, frontier = dict(shipped["profile"]), dict(shipped["frontier"])
+        prof_rows = core_rows + _rows(memory, task, ("profile0", "profile1"), threads)
+        front_rows = experience_rows(memory, task, "frontier", threads)
     else:
-        # the operator changed: start from the evidence model of the tactics the debriefs show
+        # the operator changed: start from the evidence model of the tactics the debriefs show,
+        # with the rows of a regime it has left down-weighted
+        moved = drift.detect(_stream(memory, threads, thread_id, errors))
+        cut = moved.regime_start
+        prof_rows = _rows(memory, task, PROFILE_KINDS, threads, cut)
+        front_rows = experience_rows(memory, task, "frontier", threads, cut)
         prior = shipped["profile"]
         if tactics_model.has_model(task):
             prior, found = tactics_model.adapted_prior(task, prof_rows)
             tactics = found.as_json()
         profile = refit.fit_map(prior, prof_rows, refit.PRIOR_STRENGTH["profile"])
         frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
+        model = operator_model.fit(prof_rows, profile)
+        regime = _rows(memory, task, PROFILE_KINDS, threads[cut:])
+        evidence = operator_model.trait_evidence(regime)
+        learner = {
+            "regime_start": threads[cut] if threads else thread_id,
+            "regime_episodes": len(threads) - cut,
+            "drift": {"before": moved.before, "after": moved.after},
+            "evidence": evidence,
+            "insight": operator_model.in_words(evidence),
+        }
     n_rows = len(prof_rows) + len(front_rows)
-    return WeightsVersion(-1, task, profile, frontier, thread_id, n_rows, len(threads), tactics)
+    return WeightsVersion(
+        -1, task, profile, frontier, thread_id, n_rows, len(threads), tactics, model, learner
+    )
+
+
+#: The kinds of labelled rows that score inspected accounts (see `labelled_rows`).
+PROFILE_KINDS = ("profile", "profile0", "profile1")
+
+
+def _rows(
+    memory: Memory, task: str, kinds: tuple[str, ...], threads: list[str], stale_before: int = 0
+) -> list[tuple[dict, int, float]]:
+    return [
+        row for kind in kinds for row in experience_rows(memory, task, kind, threads, stale_before)
+    ]
 
 
 def version_history(memory: Memory, task: str | None = None) -> list[dict]:

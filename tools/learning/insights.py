@@ -112,6 +112,25 @@ def weight_claims(
     return claims
 
 
+def learner_claims(learner: dict | None) -> dict[str, str]:
+    """The learner's reading of the current operator, one claim per trait it names, and the
+    drift test's verdict when it cut off an old regime (tools/learning/operator_model.py)."""
+    if not learner:
+        return {}
+    claims: dict[str, str] = {}
+    sentence = learner.get("insight")
+    if sentence:
+        claims["operator:now"] = sentence[0].upper() + sentence[1:] + "."
+    drift = learner.get("drift") or {}
+    if learner.get("regime_episodes", 0) and drift.get("after", 0) > drift.get("before", 0) > 0:
+        claims["operator:moved"] = (
+            f"The operator changed tactics {learner['regime_episodes']} episode(s) ago (the "
+            f"model's error rose from {drift['before']:.2f} to {drift['after']:.2f}): older "
+            "cases count less."
+        )
+    return claims
+
+
 def outcome_claims(fn: int | None, fp: int | None, won: bool) -> dict[str, str]:
     """Claims from the debrief of one episode (the reflection's facts)."""
     claims: dict[str, str] = {}

@@ -109,3 +109,29 @@ def create_trace_yields(db: sqlite_utils.Database) -> None:
         if_not_exists=True,
     )
     t("trace_yields").create_index(["task", "created_at"], if_not_exists=True)
+
+
+def create_operator_models(db: sqlite_utils.Database) -> None:
+    """Per weights version: the learner of the current operator fitted with it
+    (tools/learning/operator_model.py), the errors the episode's pinned model made on its
+    debrief (the drift test's stream) and what the learner read. Versions older than this table
+    get a row without a model: they were fitted without one."""
+    db.table("operator_models").create(
+        {
+            "version": int,  # weight_versions.version
+            "task": str,
+            "thread_id": str,
+            "model": bytes,  # the fitted model (zlib-compressed pickle), null: none fitted
+            "errors": str,  # JSON list: 1 - p(true label) per inspected account of the debrief
+            "learner": str,  # JSON: drift cut, the traits' evidence, the sentence
+            "created_at": str,
+        },
+        pk="version",
+        if_not_exists=True,
+    )
+    db.table("operator_models").create_index(["task", "version"], if_not_exists=True)
+    db.table("operator_models").create_index(["thread_id"], if_not_exists=True)
+    db.execute(
+        "insert or ignore into operator_models (version, task, thread_id, errors, created_at) "
+        "select version, task, thread_id, '[]', created_at from weight_versions"
+    )

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from fakegang.tools.memory.learning_schema import create_trace_yields
+from fakegang.tools.memory.learning_schema import create_operator_models, create_trace_yields
 from fakegang.tools.memory.schema import create_version_1
 
 __all__ = [
@@ -169,6 +169,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("episodes.learns filled from the run id", _learns_from_run_id),
     Migration("runs.settings: kind and context filled in", _settings_shape),
     Migration("error classes filled in from the error text", _error_classes),
+    Migration(
+        "operator_models table: the learner fitted with each weights version",
+        create_operator_models,
+    ),
 )
 
 #: What this fakegang writes and reads: the count of migrations a current file has had.

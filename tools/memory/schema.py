@@ -58,6 +58,7 @@ TABLE_ROLES: dict[str, str] = {
     "weight_versions": KNOWLEDGE,
     "credit": KNOWLEDGE,
     "insights": KNOWLEDGE,
+    "operator_models": KNOWLEDGE,
     "trace_yields": BOOKKEEPING,
     "insight_votes": BOOKKEEPING,
 }

@@ -113,7 +113,15 @@ def score_case(
     also carry their origin (tools/rules/pivots.py) under the trace `yields` pinned by the
     episode (None: the shipped ones); an episode that never pivots scores exactly as before."""
     weights = weights or load_weights()
-    likelihood = {a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles}
+    model = weights.get("profile_model")  # the learner of the current operator, if pinned
+    if model is None:
+        likelihood = {
+            a: logistic(weights["profile"], profile_features(view, a)) for a in view.profiles
+        }
+    else:
+        ids = list(view.profiles)
+        probabilities = model.probabilities([profile_features(view, a) for a in ids])
+        likelihood = dict(zip(ids, probabilities, strict=True))
     frontier = {}
     known = sum(likelihood.values())
     baseline: float | None = None  # accounts nobody known points at share one score
