@@ -32,6 +32,7 @@ import httpx
 from fakegang.graph.context import STATE_DIR, env_var
 from fakegang.runs.checkpoint_tables import table_names, thread_ids
 from fakegang.runs.runner import environment
+from fakegang.tools.memory.read_only import connect_read_only
 from fakegang_env.server.serve_args import port_free
 
 GRAPH_ID = "fakegang"
@@ -73,7 +74,9 @@ def langgraph_executable() -> str:
 
 def cli_threads(db: str | Path) -> list[dict]:
     """Every episode thread of the database (UUID thread ids only) with its metadata."""
-    conn = sqlite3.connect(str(db), timeout=30)
+    if not Path(db).is_file():
+        return []
+    conn = connect_read_only(db)  # an older file: read through a migrated copy
     try:
         ids = thread_ids(conn)
         if not ids:
