@@ -34,7 +34,7 @@ from fakegang_env.playbook import apply_playbook
 from fakegang_env.profiles import Population
 from fakegang_env.tactics import CLASSIC, Playbook, resolve_playbook
 from fakegang_env.tasks import UnknownTaskError, get_task
-from fakegang_env.traces import TRACES, build_traces
+from fakegang_env.traces import build_traces
 from fakegang_env.wiring import add_edges, assign_ips, finish
 
 __all__ = [
@@ -97,7 +97,7 @@ def network_to_dict(net: Network) -> dict:
                 **{k: v for k, v in net.signals(a.account_id).items()},
                 "follows": list(a.follows),
                 **(
-                    {"traces": {t: traces.value(net, t, a.account_id) for t in TRACES}}
+                    {"traces": {t: traces.value(net, t, a.account_id) for t in traces.kinds}}
                     if traces is not None
                     else {}
                 ),
