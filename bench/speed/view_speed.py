@@ -26,6 +26,7 @@ drawn. The target is the open figure: under 1 s.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import json
 import os
@@ -73,9 +74,10 @@ def _scripted_propose(actions_per_step: int):
 def long_episode_db(path: Path, actions: int) -> str:
     """Play the long hard episode into `path`; its thread id."""
     from fakegang.graph.context import Context
-    from fakegang.graph.nodes import rule_check
     from fakegang.runs.runner import TrainOptions, train
 
+    # the module, not the node function the package re-exports under the same name
+    rule_check = importlib.import_module("fakegang.graph.nodes.rule_check")
     real = rule_check.propose
     rule_check.propose = _scripted_propose(3)
     try:
