@@ -41,6 +41,8 @@ def copy_docs(dest: Path) -> Path:
     (dest / LATEST).parent.mkdir(parents=True)
     shutil.copy(ROOT / LATEST, dest / LATEST)
     shutil.copytree(ROOT / KEPT, dest / KEPT)
+    # the Python API page reads the agent's modules from graph/ under the site's root
+    (dest / "graph").symlink_to(ROOT / "graph", target_is_directory=True)
     return dest
 
 
@@ -137,20 +139,32 @@ def test_the_site_builds_strictly(tmp_path):
     assert '<pre class="mermaid">' in agent and "llm_decide --&gt; arbitrate" in agent
 
 
+def test_a_copy_of_the_docs_builds(tmp_path):
+    """The control for the next test: the copy it breaks builds as it is."""
+    copy_docs(tmp_path)
+    done = mkdocs_build(tmp_path, tmp_path / "site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    api = (tmp_path / "site" / "reference" / "api.html").read_text()
+    assert "compile_with_sqlite" in api and "play_campaign" in api
+
+
 @pytest.mark.parametrize(
-    ("page", "text"),
+    ("page", "text", "named"),
     [
-        ("agent.md", "\nSee [nowhere](no-such-page.md).\n"),
-        ("agent.md", "\nSee [a missing anchor](runs.md#no-such-section).\n"),
-        ("orphan.md", "# A page that nav does not list\n"),
+        ("agent.md", "\nSee [nowhere](no-such-page.md).\n", "no-such-page.md"),
+        ("agent.md", "\nSee [a missing anchor](runs.md#no-such-section).\n", "no-such-section"),
+        ("orphan.md", "# A page that nav does not list\n", "orphan.md"),
     ],
 )
-def test_the_strict_build_fails_on_broken_links_and_pages_missing_from_nav(tmp_path, page, text):
+def test_the_strict_build_fails_on_broken_links_and_pages_missing_from_nav(
+    tmp_path, page, text, named
+):
     copy_docs(tmp_path)
     target = tmp_path / "docs" / page
     target.write_text((target.read_text() if target.exists() else "") + text)
     done = mkdocs_build(tmp_path, tmp_path / "site")
     assert done.returncode != 0
+    assert named in done.stdout + done.stderr  # failed for the planted reason
 
 
 def _drop_scale(root: Path) -> None:
