@@ -14,7 +14,7 @@ WHEELHOUSE       ?= $(HOME)/.cache/fakegang/wheels/llama-cpp-python-$(LLAMA_VERS
 SCHEMATHESIS_VERSION := 4.32.5
 ST_VENV := $(VENV)/tools/schemathesis
 
-.PHONY: setup run test test-slow test-all bench lint docs llama-wheel browser
+.PHONY: setup run test test-slow test-all bench lint docs render-docs llama-wheel browser
 
 setup: $(STAMP) browser
 
@@ -60,6 +60,11 @@ bench: setup
 # The documentation site, strict (a broken link or a page missing from nav fails), into site/.
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+# Re-render what the docs take from the code and bench/results/ (figures, campaign pictures, the
+# CLI and HTTP reference pages); `make test` fails while any of it is stale (tests/docs).
+render-docs: setup
+	$(PY) bench/docs/render_docs.py
 
 lint: setup
 	$(VENV)/bin/ruff check .
