@@ -63,6 +63,41 @@ def _weight_versions(conn: sqlite3.Connection, episodes: dict[str, dict]) -> lis
     return out
 
 
+def _learner(conn: sqlite3.Connection, episodes: dict[str, dict]) -> list[dict[str, Any]]:
+    """Per weights version: whether it fitted a learner of the current operator, the traits'
+    evidence it read (AUC per trait), its sentence, and whether that sentence changed from the
+    version before of the same task (`changed`)."""
+    out: list[dict[str, Any]] = []
+    last: dict[str, str | None] = {}
+    for r in rows(
+        conn,
+        "select version, task, thread_id, model is not null as fitted, learner "
+        "from operator_models order by version",
+    ):
+        try:
+            learner = json.loads(r["learner"] or "{}")
+        except ValueError:
+            learner = {}
+        ep = episodes.get(r["thread_id"]) or {}
+        insight = learner.get("insight")
+        out.append(
+            {
+                "version": r["version"],
+                "task": r["task"],
+                "thread_id": r["thread_id"],
+                "run_id": ep.get("run_id"),
+                "episode": ep.get("episode"),
+                "fitted": bool(r["fitted"]),
+                "evidence": learner.get("evidence") or {},
+                "insight": insight,
+                "regime_episodes": learner.get("regime_episodes"),
+                "changed": bool(insight) and insight != last.get(r["task"]),
+            }
+        )
+        last[r["task"]] = insight
+    return out
+
+
 def _moves(versions: list[dict[str, Any]]) -> tuple[dict[str, float], list[dict[str, Any]]]:
     """(per family the largest distance from the shipped weights; the refits that moved a family
     by at least MOVED from the version before, with what moved: [family, (before, after)],
@@ -158,6 +193,7 @@ def memory_data(conn: sqlite3.Connection, run_id: str | None = None) -> dict[str
         return out
 
     versions = _weight_versions(conn, episodes) if "weight_versions" in names else []
+    learner = _learner(conn, episodes) if "operator_models" in names else []
     farthest, changes = _moves(versions)
     credit = linked("credit", "created_at, rowid")
     yields, yield_rows = _yields(conn, names)
@@ -167,6 +203,9 @@ def memory_data(conn: sqlite3.Connection, run_id: str | None = None) -> dict[str
         r["refit"] = by_round.get(r["thread_id"])
     return {
         "versions": versions,
+        "learner": learner,
+        "learner_changes": [v for v in learner if v["changed"]],
+        "traits": sorted({t for v in learner for t in v["evidence"]}),
         "families": sorted(farthest),
         "farthest": farthest,
         "moved_families": sorted(f for f, d in farthest.items() if d >= MOVED),

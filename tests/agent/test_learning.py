@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from agent_fixtures import finished_rules_episode as _finished
@@ -95,9 +94,7 @@ def test_refit_from_real_debriefs_is_fast_and_versioned(memory):
     assert all(r["features"]["has_core"] == 1.0 for r in others)
     assert max(r["features"]["core_in"] + r["features"]["core_out"] for r in others) <= 2.0
     experience.store_experience(memory, "medium", "t1", rows)
-    t0 = time.perf_counter()
-    v1 = experience.refit_task(memory, "medium", "t1")
-    assert time.perf_counter() - t0 < 1.0  # the bench measures it; this only catches a blow-up
+    v1 = experience.refit_task(memory, "medium", "t1")  # its time: bench/speed/agent_bench.py
     assert v1.version >= 1 and v1.thread_id == "t1"
     assert experience.refit_task(memory, "medium", "t1") == v1  # re-run of reflect: same row
     assert experience.latest_version(memory, "medium") == v1

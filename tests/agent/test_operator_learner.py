@@ -1,0 +1,105 @@
+"""The learner of the current operator: its drift test, its bounds, its pinning, its words, and a
+small adaptive campaign in which it beats the same agent frozen (in-process, the graph's code)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from bench_modules import load_bench
+
+from fakegang.tools.learning import drift, experience, insights, operator_model, trace_yields
+from fakegang.tools.memory.store import Memory
+from fakegang_env.engine import Episode
+
+curves = load_bench("campaign_curves")
+campaign, learn, play = curves.campaign, curves.learn, curves.play
+
+
+@pytest.fixture
+def memory(tmp_path):
+    m = Memory(tmp_path / "m.sqlite")
+    yield m
+    m.close()
+
+
+def _errors(rng: random.Random, miss_rate: float, n: int = 30) -> list[float]:
+    """One debrief's member errors: mostly near 0, a miss near 1."""
+    return [0.9 if rng.random() < miss_rate else 0.02 for _ in range(n)]
+
+
+def test_the_drift_test_fires_on_a_hand_made_switch_and_not_on_a_stable_operator():
+    rng = random.Random(3)
+    stable = [_errors(rng, 0.03) for _ in range(10)]
+    assert drift.detect(stable).regime_start == 0 and not drift.detect(stable).moved
+    switched = [_errors(rng, 0.03) for _ in range(5)] + [_errors(rng, 0.4)] + stable[:3]
+    found = drift.detect(switched)
+    assert found.regime_start == 5 and found.moved and found.after > found.before
+    # a fall of the errors (the learner catching up) is not a move
+    assert drift.detect([_errors(rng, 0.4)] + stable[:6]).regime_start == 0
+
+
+def _learn_on(memory: Memory, task: str, tactics: list[str], first_seed: int) -> list:
+    """Play `tactics[i]` on seed first_seed + i with the learning agent's loop; the versions."""
+    weights = experience.latest_version(memory, task).as_rule_weights()
+    yields = trace_yields.prior(task, None)
+    versions = []
+    for i, t in enumerate(tactics):
+        obs, starting = play(Episode(task, first_seed + i, tactics=t), weights, yields)
+        weights, yields = learn(memory, task, f"t{i}", obs, starting, weights)
+        versions.append(experience.latest_version(memory, task))
+    return versions
+
+
+def test_on_real_debriefs_a_switch_of_playbook_starts_a_new_regime(memory):
+    versions = _learn_on(memory, "medium", ["classic"] * 4 + ["aged_accounts"] * 3, 7000)
+    last = versions[-1]
+    assert last.model is not None and last.learner["regime_start"] == "t4"
+    assert last.learner["drift"]["after"] > last.learner["drift"]["before"]
+    assert "creation dates" in last.learner["insight"].split(";")[0]  # what aged accounts hide
+    claims = insights.learner_claims(last.learner)
+    assert claims["operator:now"].startswith("This operator now hides")
+    assert "changed tactics" in claims["operator:moved"]
+
+
+def test_the_learner_is_pinned_with_its_version_and_bounded(memory, monkeypatch):
+    monkeypatch.setattr(experience, "MAX_MODELS_PER_TASK", 2)
+    versions = _learn_on(memory, "hard", ["aged_accounts"] * 4, 7100)
+    fitted = [v for v in versions if v.model is not None]
+    assert len(fitted) >= 2
+    rows = experience.experience_rows(memory, "hard", "profile")
+    feats = [f for f, _, _ in rows[:40]]
+    newest = fitted[-1]
+    again = experience.get_version(Memory(memory.path), "hard", newest.version)  # from the file
+    assert again.model.probabilities(feats) == newest.model.probabilities(feats)
+    assert again.as_rule_weights()["profile_model"] is not None
+    # later learning never changes a pinned version's model; only the newest two are kept
+    kept = [r["version"] for r in memory.db.query("select version from operator_models")]
+    assert kept == [v.version for v in versions[-2:]]
+    experience._VERSION_CACHE.clear()
+    with pytest.raises(experience.WeightsVersionError, match="learner of weights version"):
+        experience.get_version(memory, "hard", versions[0].version)
+    assert len(operator_model.OperatorModel.loads(newest.model.dumps()).names) == len(
+        newest.model.names
+    )
+
+
+def test_masked_copies_hide_one_trait_per_member_row():
+    rows = [({"photo": 1.0, "log_age": 0.1}, 1, 1.0), ({"photo": 0.0, "log_age": 0.9}, 0, 1.0)]
+    rows += [({"photo": 0.9, "log_age": 0.2}, 1, 0.5)]
+    masked = operator_model.masked_rows(rows)
+    assert len(masked) == 2 and all(label == 1 for _, label, _ in masked)
+    assert masked[0][0]["photo"] == 0.0  # content first: the innocents' median
+    ip_hidden = {**rows[2][0], "log_shared_ip": 0.0, "core_ip": 0.0}  # then the IP block
+    assert masked[1][0] == ip_hidden
+    assert masked[1][2] == 0.5 * operator_model.MASKED_WEIGHT
+
+
+def test_learning_beats_the_frozen_prior_on_a_small_adaptive_campaign(tmp_path):
+    """Training campaigns (100-103): the figures are reported on campaigns 0-19 elsewhere."""
+    wins = {"prior": 0, "learning": 0}
+    for c in range(100, 104):
+        for mode in wins:
+            result = campaign("hard", "adaptive", c, 6, mode, str(tmp_path))
+            wins[mode] += sum(r["won"] for r in result["rounds"])
+    assert wins["learning"] > wins["prior"]
