@@ -86,7 +86,7 @@ def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: st
         }
         if adaptive:
             report, operator = after_round(operator, ep.network, obs.flagged_ids)
-            row["operator"] = {"playbook": report.playbook, "survival": report.survival}
+            row["operator"] = report.to_dict()
         out["rounds"].append(row)
         if mode == "learning":
             weights, yields = learn(memory, task, f"c{c}-r{k}", obs, starting, weights)

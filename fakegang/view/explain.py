@@ -7,7 +7,9 @@ observation the agent had just before it flagged the account (its last flag), so
 the evidence that put the account in the case, under the weights the episode pinned; a missed
 member is shown as the agent saw it at the end. Accounts revealed by a pivot also carry the
 pivot's judgment (tools/rules/pivots.py), so their final score may differ from the profile
-model's: both are given.
+model's: both are given. Where the episode pinned a learner of the current operator
+(tools/learning/operator_model.py), the profile score is its trees' and the listed contributions
+are those of the logistic weights the trees start from.
 """
 
 from __future__ import annotations
@@ -62,12 +64,16 @@ class Explainer:
         if account in view.profiles:
             weights = self.weights["profile"]
             feats = profile_features(view, account)
-            model = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, _z(weights, feats)))))
+            logistic = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, _z(weights, feats)))))
+            learner = self.weights.get("profile_model")
+            model = learner.probabilities([feats])[0] if learner is not None else logistic
             return {
                 "as_of": at,
                 "model": "profile",
                 "score": round(likelihood.get(account, model), 3),
                 "profile_score": round(model, 3),
+                # the logistic model the learner's trees start from (None: no learner pinned)
+                "logistic_score": round(logistic, 3) if learner is not None else None,
                 "bias": round(weights.get("bias", 0.0), 3),
                 "features": _contributions(weights, feats),
             }
@@ -100,4 +106,7 @@ def odds_note(entry: dict[str, Any]) -> str:
     if ps is not None and abs(ps - entry["score"]) >= 0.01:
         shift = _logit(entry["score"]) - _logit(ps)
         text += f"; profile alone {ps:.2f}, pivot evidence {shift:+.2f} log-odds"
+    ls = entry.get("logistic_score")
+    if ps is not None and ls is not None and abs(ls - ps) >= 0.01:
+        text += f"; the learner's trees {_logit(ps) - _logit(ls):+.2f} log-odds over the weights"
     return text

@@ -95,14 +95,28 @@ def weights_version(
                     "select profile, frontier from weight_versions where task = ? and version = ?",
                     [task, version],
                 ).fetchone()
+                learner = _learner_model(conn, version)
         except (sqlite3.DatabaseError, db.ViewError):
             continue
         if row is not None:
-            return (
-                {"profile": json.loads(row[0]), "frontier": json.loads(row[1])},
-                f"weights v{version} ({path.name})",
-            )
+            weights = {"profile": json.loads(row[0]), "frontier": json.loads(row[1])}
+            if learner is not None:
+                weights["profile_model"] = learner
+            source = f"weights v{version}{' and its learner' if learner else ''} ({path.name})"
+            return weights, source
     return (
         None,
         f"the shipped weights: v{version}, which the episode played with, is not in this file",
     )
+
+
+def _learner_model(conn: sqlite3.Connection, version: int):
+    """The learner of the current operator stored with `version` (None: none fitted)."""
+    if "operator_models" not in db.table_names(conn):
+        return None
+    row = conn.execute("select model from operator_models where version = ?", [version]).fetchone()
+    if row is None or row[0] is None:
+        return None
+    from fakegang.tools.learning.operator_model import OperatorModel
+
+    return OperatorModel.loads(row[0])
