@@ -55,6 +55,24 @@ def play(db: Path, *, episodes: int, seed_offset: int, log: Path) -> dict[str, A
     return {"process_s": round(took, 1), "command": " ".join(shown)}
 
 
+def prior_on_the_same_rounds(seed_offset: int, rounds: int) -> dict[str, Any]:
+    """The fair baseline of the run's hard phase: the learning agent's starting weights, frozen
+    (`prior`), on the same adaptive campaign (campaign = the run's seed offset) and rounds,
+    in-process with the rule engine alone (bench/experiments/campaign_curves.py), and the same
+    rules-only agent learning, for reference. The operator answers each investigator's own
+    takedowns, so the rounds share their campaign seed and opening, not their later playbooks."""
+    import tempfile
+
+    from bench.experiments.campaign_curves import campaign
+
+    out: dict[str, Any] = {"campaign": seed_offset, "rounds": rounds}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in ("prior", "learning"):
+            played = campaign("hard", "adaptive", seed_offset, rounds, mode, tmp)
+            out[f"{mode}_wins"] = sum(bool(r["won"]) for r in played["rounds"])
+    return out
+
+
 def _rows(conn: sqlite3.Connection, sql: str, args: list[Any]) -> list[dict]:
     conn.row_factory = sqlite3.Row
     return [dict(r) for r in conn.execute(sql, args).fetchall()]
@@ -187,6 +205,18 @@ def table_rows(t: dict[str, Any]) -> list[tuple[str, str]]:
                 f"({v['llm_calls'] / v['episodes']:.1f}/ep); modes agree {share['agree']:.0%} / "
                 f"rule_override {share['rule_override']:.0%} / llm {share['llm']:.0%}; "
                 f"decision median {_s(v['latency']['median_s'])}",
+            )
+        )
+    same = t.get("hard_prior_same_rounds")
+    if same and "hard" in t["tasks"]:
+        hard = t["tasks"]["hard"]
+        rows.append(
+            (
+                "  hard vs the adaptive operator (campaign "
+                f"{same['campaign']}, {same['rounds']} rounds)",
+                f"this run {hard['wins']}/{hard['episodes']}; prior (frozen start, rules only) "
+                f"{same['prior_wins']}/{same['rounds']}; rules-only learning "
+                f"{same['learning_wins']}/{same['rounds']}",
             )
         )
     lat = t["latency"]

@@ -72,7 +72,11 @@ def bench_training(args: argparse.Namespace, work: Path) -> dict:
     played = training_run.play(
         db, episodes=args.training_episodes, seed_offset=1000, log=work / "training.log"
     )
-    return {**training_run.summarise(db), **played, "_db": str(db)}
+    summary = training_run.summarise(db)
+    hard = summary["tasks"].get("hard", {}).get("episodes", 0)
+    if hard:
+        summary["hard_prior_same_rounds"] = training_run.prior_on_the_same_rounds(1000, hard)
+    return {**summary, **played, "_db": str(db)}
 
 
 def bench_hybrid(env_url: str, args: argparse.Namespace, memory: str | None) -> dict:

@@ -21,7 +21,8 @@ Sections (each fails on its own: an error is shown in its row, the others still 
   the local model — played in a subprocess on a fresh database with `--seed-offset 1000` (so the
   hybrid evaluation seeds 0-2 are unseen), timed, and summarised by
   bench/experiments/training_run.py: LLM calls per task, agree / rule_override / llm shares,
-  decision latency with and without the KV-cache prefix reused;
+  decision latency with and without the KV-cache prefix reused; its hard phase (rounds of the
+  adaptive campaign 1000) beside `prior`, the same agent frozen, on the same campaign and rounds;
 * load: 64 hard episodes at once over HTTP against the one server process (bench/speed/env_load.py):
   requests/s, latency p50/p99, errors (must be 0; a final reward that differs from the same
   actions played in-process counts as one);
@@ -35,6 +36,8 @@ Sections (each fails on its own: an error is shown in its row, the others still 
 * adaptive: bench/experiments/adaptive_calibration.py on campaigns 300-319 (hard, medium): the
   frozen `prior` detector, a random investigator and the oracle against the adaptive operator, the
   pivoting perfect classifier on every playbook it reached, and the CPU time of a round and a move;
+* learner: bench/speed/learner_speed.py, the learner of the current operator on a hard adaptive
+  campaign: a refit after a debrief, a step scored with its trees and with the logistic weights;
 * calibration: the rule engine's FLAG proposals (`steps.rule_action = 'flag ...'`) of learning
   runs written by this bench, binned by `rule_confidence`: share truly in the ring
   (`generate_network(task, seed).gang_ids`) vs the bin's mean confidence.
@@ -249,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         section("calibration", r, lambda: flag_calibration(dbs))
         section("campaigns", r, lambda: bench_campaigns(args.quick))
         section("adaptive", r, lambda: bench_adaptive(args.quick))
+        from bench.speed import learner_speed  # the learner's refit and step cost
+
+        section("learner", r, lambda: learner_speed.bench(0, 4 if args.quick else 10))
         if isinstance(r.get("calibration"), dict) and "error" not in r["calibration"]:
             r["calibration"]["sources"] = [
                 "--model fake learning runs on seeds 2000+",
@@ -283,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
             + "\n".join(lines)
             + f"\n  refit with a full experience table: {camp['refit_s_full_table']:.2f} s"
         )
+    if isinstance(r.get("learner"), dict) and "error" not in r["learner"]:
+        from bench.speed import learner_speed
+
+        r["table"] += "\n\n" + learner_speed.table(r["learner"])
     from bench.speed import view_speed  # `fakegang view` on a 240-action episode
 
     if args.quick:  # a 240-action episode is played first: about a minute
