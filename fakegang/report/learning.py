@@ -54,6 +54,7 @@ def learning_section(db_path: str | Path, rows: list[dict], out_dir: Path) -> st
             '<img src="weights.png" alt="evidence weights per episode">'
         )
         parts.append(_tactics_table(versions, threads))
+        parts.append(_learner_table(versions, threads))
     if yields:
         parts.append(_yields_table(yields, threads, out_dir))
     if credits:
@@ -114,6 +115,31 @@ def _tactics_table(versions: list[dict], threads: dict[str, dict]) -> str:
         )
     parts.append("</table>")
     return "".join(parts)
+
+
+def _learner_table(versions: list[dict], threads: dict[str, dict]) -> str:
+    """The learner of the current operator's reading, each time it changed (empty when no
+    version fitted one: tools/learning/operator_model.py)."""
+    rows, last = [], {}
+    for v in versions:
+        said = (v.get("learner") or {}).get("insight")
+        if said and said != last.get(v["task"]):
+            row = threads[v["thread_id"]]
+            rows.append(
+                f"<tr><td>{row['episode']}</td><td>{html.escape(v['task'])}</td>"
+                f"<td>v{v['version']}</td><td class='left'>{html.escape(said)}</td></tr>"
+            )
+        last[v["task"]] = said
+    if not rows:
+        return ""
+    return (
+        "<h3>The learner's reading of the operator</h3><p>Per trait, how well it alone still "
+        "tells the current regime's members from innocents (boosted trees over the debriefs, "
+        "tools/learning/operator_model.py); a row each time the reading changed.</p>"
+        "<table><tr><th>episode</th><th>task</th><th>weights</th><th>reading</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _yields_table(yields: list[dict], threads: dict[str, dict], out_dir: Path) -> str:

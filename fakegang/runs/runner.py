@@ -113,7 +113,7 @@ def episode_tactics(opts: TrainOptions, task: str) -> str:
     if opts.tactics:
         return opts.tactics
     if opts.task is None:
-        return next(tactics for _s, t, tactics, _b in CURRICULUM if t == task)
+        return next((tactics for _s, t, tactics, _b in CURRICULUM if t == task), "classic")
     return "classic"
 
 
@@ -396,7 +396,7 @@ def play_schedule(
         raise
     memory.upsert_run({"run_id": run_id, "status": "finished"})
     printer.summary("FINAL")
-    tactics = {task: episode_tactics(opts, task) for task in printer.by_task}
+    tactics = {task: episode_tactics(opts, task) for task, seen in printer.by_task.items() if seen}
     for line in learned_lines(memory, printer.by_task, tactics):
         printer.print(line)
     printer.print("")

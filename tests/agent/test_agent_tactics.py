@@ -84,7 +84,8 @@ def test_cli_accepts_tactics_and_refuses_unknown_names(command, capsys) -> None:
     parser = build_parser()
     base = [command, "--task", "easy"] + (["--seeds", "0-1"] if command == "eval" else [])
     assert parser.parse_args([*base, "--tactics", "loose_cells"]).tactics == "loose_cells"
-    assert parser.parse_args(base).tactics == "classic"
+    # train's default is the curriculum's (classic, the adaptive operator in the hard phase)
+    assert parser.parse_args(base).tactics == ("classic" if command == "eval" else None)
     with pytest.raises(SystemExit) as exc:
         parser.parse_args([*base, "--tactics", "sneaky"])
     assert exc.value.code == 2
