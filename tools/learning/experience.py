@@ -196,8 +196,9 @@ def experience_rows(
     threads: list[str] | None = None,
     stale_before: int = 0,
 ) -> list[tuple[dict, int, float]]:
-    """(features, label, recency weight) of a task's stored rows of one kind; `threads` is
-    `experience_threads(memory, task)` when the caller already has it. Rows of the first
+    """(features, label, recency weight) of a task's stored rows of one kind from `threads`
+    (default: all of them, `experience_threads(memory, task)`), the last one the newest. Rows of
+    the first
     `stale_before` threads (a regime the drift test says the operator left) count
     `operator_model.STALE_WEIGHT` times less."""
     threads = experience_threads(memory, task) if threads is None else threads
@@ -209,6 +210,8 @@ def experience_rows(
         "order by rowid",
         [task, kind],
     ):
+        if r["thread_id"] not in age:
+            continue  # outside the threads asked for
         weight = float(r["weight"]) * refit.recency_weight(age[r["thread_id"]])
         if r["thread_id"] in stale:
             weight *= operator_model.STALE_WEIGHT
@@ -430,7 +433,6 @@ def _fit(
             tactics = found.as_json()
         profile = refit.fit_map(prior, prof_rows, refit.PRIOR_STRENGTH["profile"])
         frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
-        model = operator_model.fit(prof_rows, profile)
         regime = _rows(memory, task, PROFILE_KINDS, threads[cut:])
         evidence = operator_model.trait_evidence(regime)
         learner = {
@@ -440,6 +442,9 @@ def _fit(
             "evidence": evidence,
             "insight": operator_model.in_words(evidence),
         }
+    # the learner of the current operator starts from whichever logistic model is in force: even
+    # an operator the shipped weights still explain will change what got it caught
+    model = operator_model.fit(prof_rows, profile)
     n_rows = len(prof_rows) + len(front_rows)
     return WeightsVersion(
         -1, task, profile, frontier, thread_id, n_rows, len(threads), tactics, model, learner
@@ -459,14 +464,21 @@ def _rows(
 
 
 def version_history(memory: Memory, task: str | None = None) -> list[dict]:
-    """Every stored version (oldest first) with its weights and inferred tactics decoded."""
-    where, args = ("where task = ?", [task]) if task else ("", [])
+    """Every stored version (oldest first) with its weights, inferred tactics and learner's
+    reading (`learner`, None without one; `fitted`: whether its trees are still stored)."""
+    where, args = ("where w.task = ?", [task]) if task else ("", [])
     return [
         {
             **r,
             "profile": json.loads(r["profile"]),
             "frontier": json.loads(r["frontier"]),
             "tactics": json.loads(r["tactics"]) if r.get("tactics") else None,
+            "learner": json.loads(r["learner"]) if r.get("learner") else None,
+            "fitted": bool(r.get("fitted")),
         }
-        for r in memory.db.query(f"select * from weight_versions {where} order by version", args)
+        for r in memory.db.query(
+            "select w.*, o.learner, o.model is not null as fitted from weight_versions w "
+            f"left join operator_models o on o.version = w.version {where} order by w.version",
+            args,
+        )
     ]

@@ -3,16 +3,16 @@
 Every debrief labels every account the episode inspected (tools/learning/experience.py keeps the
 evidence vectors). This model is fitted on those rows after each debrief:
 
-- **gradient-boosted trees** (scikit-learn's `GradientBoostingClassifier`, depth-2 trees) so that
-  pairs of channels can interact ("a shared IP block means little unless the creation dates
+- **gradient-boosted trees** (scikit-learn's `GradientBoostingClassifier`, depth-3 trees) so that
+  channels can interact ("a shared IP block means little unless the creation dates
   agree as well"), which a logistic model in the features cannot say;
 - **on top of the typical operator**: the boosting starts from the refit logistic model (its
   `init`, `TypicalOperator`), so with few rows the trees add little and the prior speaks;
 - **recent rounds weigh more** (the experience's recency weights), and rows from before the last
   drift (tools/learning/drift.py) are down-weighted by `STALE_WEIGHT`;
-- **an operator who hides what got it caught**: every member row also appears with one trait at a
-  time replaced by what innocents show there (`TRAITS`), so no single trait carries the model and
-  the next round's hidden channel does not blind it.
+- **an operator who hides what got it caught**: every member row appears once more with one trait
+  (`TRAITS`, in turn) replaced by what innocents show there, so no single trait carries the model
+  and the next round's hidden channel does not blind it.
 
 A fitted model is stored with its weights version (`operator_models`), so an episode that pins
 the version scores with the same trees on resume, replay and fork. It is serialised with pickle
@@ -45,9 +45,9 @@ TRAITS: dict[str, tuple[str, tuple[str, ...]]] = {
     "camouflage": ("thin follower counts", ("log_followers",)),
     "renames": ("renamed accounts", ("name_changes",)),
 }
-#: Boosting: trees, depth (2: pairs of features interact), shrinkage and the smallest leaf.
+#: Boosting: trees, depth (3: up to three features interact), shrinkage and the smallest leaf.
 TREES = 40
-DEPTH = 2
+DEPTH = 3
 LEARNING_RATE = 0.1
 MIN_LEAF = 20
 #: The weight of a member row's masked copy, relative to the row itself.
