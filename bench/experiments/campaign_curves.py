@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fakegang.cli.train import parse_seed_range
@@ -148,6 +152,9 @@ def main() -> None:
         model="rules (fake)",
     )
     summary["seconds"] = round(time.perf_counter() - t0, 1)
+    summary["command"] = "python bench/experiments/campaign_curves.py " + " ".join(sys.argv[1:])
+    summary["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    summary["machine"] = f"{os.cpu_count()} cores, CPython {platform.python_version()}"
     print(json.dumps({k: summary[k] for k in ("curves", "auc", "seconds")}))
     if args.out:
         Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")

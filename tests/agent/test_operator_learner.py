@@ -103,3 +103,19 @@ def test_learning_beats_the_frozen_prior_on_a_small_adaptive_campaign(tmp_path):
             result = campaign("hard", "adaptive", c, 6, mode, str(tmp_path))
             wins[mode] += sum(r["won"] for r in result["rounds"])
     assert wins["learning"] > wins["prior"]
+
+
+def test_the_viewers_learning_page_shows_the_learner_moving(memory):
+    import sqlite3
+
+    from fakegang.view.learning import memory_data
+
+    _learn_on(memory, "medium", ["classic"] * 2 + ["aged_accounts"] * 2, 7000)
+    conn = sqlite3.connect(memory.path)
+    conn.row_factory = sqlite3.Row
+    data = memory_data(conn)
+    conn.close()
+    assert [v["fitted"] for v in data["learner"]] == [True] * 4
+    changed = data["learner_changes"]
+    assert changed and "now hides" in changed[-1]["insight"]  # aged accounts are renamed less
+    assert set(data["traits"]) == set(operator_model.TRAITS)
