@@ -30,6 +30,7 @@ from fakegang.runs.resume import ResumeError, resume_run
 from fakegang.runs.runner import episode_thread_id, train
 from fakegang.runs.runs import RunsError, collect_runs
 from fakegang.tools.env_client import EnvClient
+from fakegang.tools.learning import experience
 from fakegang.tools.memory.store import Memory
 
 
@@ -131,6 +132,12 @@ def test_ctrl_c_after_an_env_step_leaves_a_resumable_run(
     assert pending.next == ("step_env",)
     k = pending.values["action_count"]
     assert len(steps_of(opts.db, tid)) == k  # the applied action k is not recorded
+    # episode 2 pinned the version episode 1's debrief made, the learner's trees with it: the
+    # resumed steps below score with them and end as the reference did
+    pinned = experience.get_version(
+        Memory(opts.db), pending.values["task"], pending.values["weights_version"]
+    )
+    assert pinned.version >= 1 and pinned.model is not None
 
     resume_run(run_id, db=opts.db, env_url=env_url, out=io.StringIO())
     assert_same_as_reference(opts, run_id, reference)

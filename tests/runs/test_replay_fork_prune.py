@@ -34,6 +34,7 @@ from fakegang.runs.resume import resume_run
 from fakegang.runs.runner import episode_thread_id
 from fakegang.runs.runs import collect_runs, format_runs
 from fakegang.tools.env_client import EnvClient
+from fakegang.tools.learning import experience
 from fakegang.tools.memory.store import Memory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -182,7 +183,11 @@ def test_an_interrupted_fork_resumes_to_the_same_end(
     reference, env_url, tmp_path, monkeypatch
 ) -> None:
     db = copy_db(reference[0], tmp_path)
-    tid, k = episode_thread_id(reference[2], 1), 4
+    # episode 2: it pinned the version episode 1's debrief made, the learner's trees with it
+    tid, k = episode_thread_id(reference[2], 2), 4
+    pinned = state(db, tid).values
+    version = experience.get_version(Memory(db), pinned["task"], pinned["weights_version"])
+    assert version.model is not None
     action = _other_action(db, tid, k)
     clean = fork_episode(str(db), tid, at=k, action=action, env_url=env_url, out=io.StringIO())
     resources.reset_all()
