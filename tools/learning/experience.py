@@ -442,13 +442,21 @@ def _fit(
             "evidence": evidence,
             "insight": operator_model.in_words(evidence),
         }
-    # the learner of the current operator starts from whichever logistic model is in force: even
-    # an operator the shipped weights still explain will change what got it caught
-    model = operator_model.fit(prof_rows, profile)
+    model = operator_model.fit(prof_rows, _learner_prior(task, profile, tactics))
     n_rows = len(prof_rows) + len(front_rows)
     return WeightsVersion(
         -1, task, profile, frontier, thread_id, n_rows, len(threads), tactics, model, learner
     )
+
+
+def _learner_prior(task: str, profile: dict[str, float], tactics: dict | None) -> dict:
+    """The logistic model the learner's trees start from: the refit one once the debriefs show
+    drift; before that, the typical operator's (the tactics model at the `mixed` mean), not the
+    shipped classic weights: an operator the shipped weights still explain is about to change
+    what got it caught (design decisions, "The learner of the current operator")."""
+    if tactics is None and tactics_model.has_model(task):
+        return tactics_model.profile_weights(task, {})
+    return profile
 
 
 #: The kinds of labelled rows that score inspected accounts (see `labelled_rows`).
