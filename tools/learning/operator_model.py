@@ -6,8 +6,9 @@ evidence vectors). This model is fitted on those rows after each debrief:
 - **gradient-boosted trees** (scikit-learn's `GradientBoostingClassifier`, depth-3 trees) so that
   channels can interact ("a shared IP block means little unless the creation dates
   agree as well"), which a logistic model in the features cannot say;
-- **on top of the typical operator**: the boosting starts from the refit logistic model (its
-  `init`, `TypicalOperator`), so with few rows the trees add little and the prior speaks;
+- **on top of the typical operator**: the boosting starts from a fixed logistic model (its
+  `init`, `TypicalOperator`: the typical operator's weights, or the refit ones once the debriefs
+  show drift), so with few rows the trees add little and the prior speaks;
 - **recent rounds weigh more** (the experience's recency weights), and rows from before the last
   drift (tools/learning/drift.py) are down-weighted by `STALE_WEIGHT`;
 - **an operator who hides what got it caught**: every member row appears once more with one trait
