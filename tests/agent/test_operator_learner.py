@@ -4,12 +4,14 @@ small adaptive campaign in which it beats the same agent frozen (in-process, the
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import pytest
 from bench_modules import load_bench
 
 from fakegang.tools.learning import drift, experience, insights, operator_model, trace_yields
 from fakegang.tools.memory.store import Memory
+from fakegang.view.learning import memory_data
 from fakegang_env.engine import Episode
 
 curves = load_bench("campaign_curves")
@@ -60,6 +62,14 @@ def test_on_real_debriefs_a_switch_of_playbook_starts_a_new_regime(memory):
     claims = insights.learner_claims(last.learner)
     assert claims["operator:now"].startswith("This operator now hides")
     assert "changed tactics" in claims["operator:moved"]
+    # the viewer's learning page shows the learner's reading moving with the operator
+    conn = sqlite3.connect(memory.path)
+    conn.row_factory = sqlite3.Row
+    page = memory_data(conn)
+    conn.close()
+    assert [v["fitted"] for v in page["learner"]] == [True] * 7
+    assert page["learner_changes"][-1]["insight"] == last.learner["insight"]
+    assert set(page["traits"]) == set(operator_model.TRAITS)
 
 
 def test_the_learner_is_pinned_with_its_version_and_bounded(memory, monkeypatch):
@@ -95,27 +105,13 @@ def test_masked_copies_hide_one_trait_per_member_row():
     assert masked[1][2] == 0.5 * operator_model.MASKED_WEIGHT
 
 
-def test_learning_beats_the_frozen_prior_on_a_small_adaptive_campaign(tmp_path):
-    """Training campaigns (100-103): the figures are reported on campaigns 0-19 elsewhere."""
+@pytest.mark.slow
+def test_learning_beats_the_frozen_prior_on_adaptive_campaigns(tmp_path):
+    """Training campaigns 100-111, 8 rounds (where the learner's settings were chosen: measured
+    59 against 76 wins of 96); the figures are reported on campaigns 0-19 (docs/campaigns.md)."""
     wins = {"prior": 0, "learning": 0}
-    for c in range(100, 104):
+    for c in range(100, 112):
         for mode in wins:
-            result = campaign("hard", "adaptive", c, 6, mode, str(tmp_path))
+            result = campaign("hard", "adaptive", c, 8, mode, str(tmp_path))
             wins[mode] += sum(r["won"] for r in result["rounds"])
-    assert wins["learning"] > wins["prior"]
-
-
-def test_the_viewers_learning_page_shows_the_learner_moving(memory):
-    import sqlite3
-
-    from fakegang.view.learning import memory_data
-
-    _learn_on(memory, "medium", ["classic"] * 2 + ["aged_accounts"] * 2, 7000)
-    conn = sqlite3.connect(memory.path)
-    conn.row_factory = sqlite3.Row
-    data = memory_data(conn)
-    conn.close()
-    assert [v["fitted"] for v in data["learner"]] == [True] * 4
-    changed = data["learner_changes"]
-    assert changed and "now hides" in changed[-1]["insight"]  # aged accounts are renamed less
-    assert set(data["traits"]) == set(operator_model.TRAITS)
+    assert wins["learning"] >= wins["prior"] + 10
