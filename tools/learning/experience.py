@@ -355,22 +355,14 @@ def refit_task(
                     "created_at": utc_now(),
                 }
             )
-            memory.trim(
-                "weight_versions",
-                key="version",
-                where="task = ?",
-                args=[task],
-                order="version desc",
-                keep=MAX_VERSIONS_PER_TASK,
-            )
-            memory.trim(
-                "operator_models",
-                key="version",
-                where="task = ?",
-                args=[task],
-                order="version desc",
-                keep=MAX_MODELS_PER_TASK,
-            )
+            for table, keep in (
+                ("weight_versions", MAX_VERSIONS_PER_TASK),
+                ("operator_models", MAX_MODELS_PER_TASK),
+            ):
+                memory.trim(
+                    table, key="version", where="task = ?", args=[task], order="version desc",
+                    keep=keep,
+                )  # fmt: skip
     produced = version_of_thread(memory, thread_id)
     assert produced is not None
     return produced
