@@ -29,7 +29,7 @@ from fakegang_env.schema import PlainObservation
 
 MAX_EXPERIENCE_EPISODES = 12
 MAX_VERSIONS_PER_TASK = 2000
-#: Learners (their fitted trees) kept per task: the newest versions' (about 30 KB each).
+#: Learners (their fitted trees) kept per task: the newest versions' (about 20 KB each).
 MAX_MODELS_PER_TASK = 300
 #: Frontier rows per episode (visible accounts scored from who points at them), sampled by id.
 FRONTIER_ROWS = 120
@@ -56,11 +56,11 @@ class WeightsVersion:
     #: tools/learning/tactics_model.py); None while the shipped weights still explain them (no
     #: drift) or the task has no tactics model
     tactics: dict[str, dict[str, float]] | None = None
-    #: the learner of the current operator (tools/learning/operator_model.py); None while the
-    #: shipped weights still explain the debriefs
+    #: the learner of the current operator (tools/learning/operator_model.py); None for the
+    #: shipped and unknown-operator versions, and when the debriefs held one class only
     model: OperatorModel | None = field(default=None, compare=False)
-    #: what the learner read from the debriefs: the drift test's cut, the traits' evidence and
-    #: the sentence it makes of them (`learner_summary`)
+    #: what the learner read once the debriefs showed drift: the drift test's cut, the traits'
+    #: evidence and the sentence it makes of them (`_fit`)
     learner: dict[str, Any] | None = None
 
     def as_rule_weights(self) -> dict[str, Any]:
@@ -198,8 +198,7 @@ def experience_rows(
 ) -> list[tuple[dict, int, float]]:
     """(features, label, recency weight) of a task's stored rows of one kind from `threads`
     (default: all of them, `experience_threads(memory, task)`), the last one the newest. Rows of
-    the first
-    `stale_before` threads (a regime the drift test says the operator left) count
+    the first `stale_before` threads (a regime the drift test says the operator left) count
     `operator_model.STALE_WEIGHT` times less."""
     threads = experience_threads(memory, task) if threads is None else threads
     age = {t: len(threads) - 1 - i for i, t in enumerate(threads)}
