@@ -293,7 +293,7 @@ def _learner_of(memory: Memory, version: int) -> tuple[OperatorModel | None, dic
     with memory._lock:
         rows = list(
             memory.db.query(
-                "select model, errors, learner from operator_models where version = ?", [version]
+                "select model, learner from operator_models where version = ?", [version]
             )
         )
     if not rows:
