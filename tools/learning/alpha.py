@@ -29,9 +29,9 @@ def arbitrate_mode(
 
     Without a usable LLM proposal the rule action stands and counts as `rule_override`. So does
     an LLM `submit` the rule does not share: ending the episode is the one action that cannot be
-    undone, and a premature submit loses it, while a late one costs a few steps. Measured with
-    `--model expert:0.9` on hard `mixed` campaigns: its 10 % random answers included submits that
-    ended episodes after 1-24 actions once α had risen. (The proposal is still judged for credit.)
+    undone, and a premature submit loses it, while a late one costs a few steps
+    (docs/design-decisions.md, "Numbers behind the constants"). (The proposal is still judged
+    for credit.)
     """
     if llm_action is not None and llm_action == rule_action:
         return "agree"

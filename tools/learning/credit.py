@@ -44,19 +44,15 @@ SETTLED_AFTER = 40
 #: the two is better): a model that mostly agrees with the rule or ties with it costs a call per
 #: step and earns no record. The rate scales by the model's share of calls judged, against
 #: DISAGREE_REF (a prior worth DISAGREE_PRIOR_CALLS calls at that share), never above the full
-#: rate. Measured on `make run` with the local model: 5 of 103 calls were judged (76 agreed, 22
-#: tied), at 2.3 s a call.
+#: rate (docs/design-decisions.md, "Numbers behind the constants").
 DISAGREE_REF = 0.25
 DISAGREE_PRIOR_CALLS = 4
 #: Where the exploration calls go within an episode. Before the first flag, while the rule reads
 #: the starting accounts (the choice that decides an episode), a step is EXPLORE_BEFORE_FIRST_FLAG
 #: times as likely to be explored, for a model not behind the rule (`report_weight`). Once the
 #: model has proposed to submit, no step is: the rule goes on, every later answer says submit
-#: again, and a winning submit is judged a tie. Measured with `expert:0.9` on hard `mixed`
-#: training campaigns 100-119, calls spread evenly: 39 % of its calls before the first flag were
-#: judged (113 better, 3 worse), 1.6 % of those once the ring was complete (841 of 896 were ties,
-#: most of them its submit), and trust came in round 3 at the earliest (docs/design-decisions.md,
-#: "Where the exploration calls go").
+#: again, and a winning submit is judged a tie. Judged calls are what build trust, and they
+#: cluster before the first flag (docs/design-decisions.md, "Numbers behind the constants").
 EXPLORE_BEFORE_FIRST_FLAG = 4.0
 #: A record already likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE) but not yet
 #: trusted explores up to this share: the sooner it is judged, the sooner it decides.
@@ -65,14 +61,11 @@ EXPLORE_RATE_PROMISING = 0.25
 #: most STAKE_PER_NET_WIN times per disagreement it has won *net* of those it lost, and only
 #: once its record makes it likely better than the rule (`chance_better` ≥ STAKE_CONFIDENCE);
 #: otherwise STAKE_MIN times. The credit is an estimate, and one episode must not bet far more
-#: on it than the evidence behind it. Measured on hard `mixed` campaigns with `--model fake`:
-#: without a stake a lucky 4-of-5 start let one episode overrule the rule 160-200 times and
-#: lose half; a stake per judged disagreement still let a model at 20 won to 15 lost overrule
-#: 70 times an episode (53 % of its late actions). Counting overrules (per net win) still let
-#: near-even campaigns spend 20-22 % of their late actions on calls, because most trusted
-#: answers of such a model agree with the rule and cost a call without moving anything; every
-#: trusted call is the bet, so every trusted call counts. A model that keeps winning gets a
-#: stake that grows with its record, so a good one is slowed, not capped.
+#: on it than the evidence behind it. Every trusted call is the bet (most trusted answers of a
+#: near-even model agree with the rule and cost a call for nothing), so every trusted call
+#: counts, not only overrules. A model that keeps winning gets a stake that grows with its
+#: record, so a good one is slowed, not capped (docs/design-decisions.md, "Numbers behind the
+#: constants").
 STAKE_PER_NET_WIN = 2
 STAKE_MIN = 4
 STAKE_CONFIDENCE = 0.9
@@ -80,9 +73,8 @@ STAKE_CONFIDENCE = 0.9
 #: reasonable doubt (`chance_better` ≥ TRUST_CONFIDENCE, at least TRUST_MIN_NET disagreements won
 #: net of those lost), it decides wherever the rule is not near-certain (α = ALPHA_TRUSTED, above
 #: the task's cap) with no stake. The stake and the cap bound a model whose record is still an
-#: estimate; a record like that is no longer one. Measured with `expert:0.9` on hard `mixed`
-#: campaigns before this rule: a model right 90 % of the time added about 5 points over one that
-#: adds nothing, because 2 calls per net win and α ≤ 0.85 let it decide a few steps an episode.
+#: estimate; a record like that is no longer one, and bounding it kept a good model from paying
+#: (docs/design-decisions.md, "Numbers behind the constants").
 TRUST_CONFIDENCE = 0.99
 TRUST_MIN_NET = 8
 ALPHA_TRUSTED = 0.99
@@ -169,19 +161,18 @@ def judge_steps(
     `pivots` (the terminal observation's) give each pivot that was run its page: such a pivot
     is valued by the ring members on its page not inspected yet at the step judged. A pivot that
     was never run has no page to judge it by, so a disagreement over one is a tie. Valued like
-    inspecting its source instead, a pivot from a member on a trace that returns nothing new beat
-    every inspection of an innocent, and a trusted `expert:0.9` whose oracle skipped such pivots
-    was judged worse 44 times in one round and lost its trust. (Valuing a pivot never run by the
-    members its trace's pinned yield expects was measured too: `expert:0.9` on hard `mixed`
-    campaigns 0-19 won 0.685 of rounds, against 0.70 with ties, trusted in 21 rounds against 39.)
+    inspecting its source instead, a pivot from a member on a trace that returns nothing new would
+    beat every inspection of an innocent, and a model that rightly skips such pivots would lose
+    its trust. A pivot never run is a tie rather than valued by its trace's expected yield, which
+    did worse (docs/design-decisions.md, "Numbers behind the constants").
 
     The flagged set is replayed from the applied actions, so a submit is judged against the
     flags that were in place when it was proposed. A disagreement in which one side is a
     *winning* submit is judged by the episode's outcome, once per episode: if the episode was
     won anyway, going on did no harm (a tie); if it was lost, the submit was better. Otherwise a
     model that says "submit" once the flags suffice would earn a win at every later step of a
-    won episode (measured with `expert:0.3` on hard `mixed`: 101 of 111 "better" in one
-    campaign were such submits, none acted on, and its α rose to 0.69).
+    won episode without ever being acted on (docs/design-decisions.md, "Numbers behind the
+    constants").
     """
     pages = _pivot_pages(pivots or ())
     flagged: set[str] = set()

@@ -19,14 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-#: Prior precision: how many "rows' worth" of belief the shipped weights carry per feature.
-#: Chosen on training campaigns 100-119 (10 rounds, learning win rate, the pivoting policy of
-#: bench/experiments/campaign_curves.py): profile 0.3 / 1 / 3 / 10 gave 0.63 / 0.65 / 0.66 /
-#: 0.68 on hard
-#: `mixed`, 0.635 / 0.655 / 0.685 / 0.665 on medium `mixed`, 0.845 / - / 0.83 / 0.825 on medium
-#: `aged_accounts`, 0.975 at 0.3, 3 and 10 on classic hard. Before pivots 0.3 was best (a
-#: weaker prior let the weights follow a regime faster than the rule could otherwise see it).
-#: Frontier 3 / 10 / 30 gave 0.22 / 0.275 / 0.275 on hard `mixed` before pivots.
+#: Prior precision: how many "rows' worth" of belief the shipped weights carry per feature:
+#: strong enough that one odd debrief does not undo the shipped weights, weak enough that a
+#: regime's debriefs move them (docs/design-decisions.md, "Numbers behind the constants").
 PRIOR_STRENGTH = {"profile": 3.0, "frontier": 10.0}
 #: Recency: a row from `h` episodes ago counts HALF_LIFE-halved (h = 0 for the last episode).
 HALF_LIFE_EPISODES = 1.5
@@ -38,8 +33,9 @@ LINE_SEARCH_HALVINGS = 40
 
 
 #: Drift check: refit only when the shipped profile model's recency-weighted log-loss on the
-#: debriefs (with the confirmed core) exceeds this. Measured on terminal debriefs of seeds
-#: 100-102: classic 0.000-0.015; aged_accounts / mixed mostly 0.05-0.86.
+#: debriefs (with the confirmed core) exceeds this: above what the shipped weights score on the
+#: regime they were fitted for, below a shifted regime's (docs/design-decisions.md, "Numbers
+#: behind the constants").
 SHIFT_LOSS = 0.03
 
 
@@ -96,10 +92,9 @@ def fit_map(
 
     Newton's method with a backtracking line search: the objective is strictly convex (the
     prior's penalty), but plain Newton steps overshoot when a few rows are separable and the
-    start is far from the optimum. Measured on hard `mixed` debriefs (campaign 108): undamped
-    steps gave a bias of -242 at the second refit and +13 at the third, after which the engine
-    flagged every account it inspected (79 false flags an episode). Each step here must lower
-    the objective.
+    start is far from the optimum, and a wild bias makes the engine flag everything or nothing.
+    Each step here must lower the objective (docs/design-decisions.md, "Numbers behind the
+    constants").
     """
     names = sorted(k for k in prior if k != "bias")
     w0 = np.array([prior.get("bias", 0.0)] + [prior[n] for n in names], dtype=float)
@@ -125,8 +120,8 @@ def newton(
     of a fixed base model with it).
 
     On one BLAS thread: the systems are small (19 x 19 for a refit), and OpenBLAS's idle threads
-    spin; with eval or campaign workers on both cores a fit took 0.66-1.8 s instead of 8-24 ms
-    (measured here)."""
+    spin against other workers on the same cores (docs/design-decisions.md, "Numbers behind the
+    constants")."""
     with threadpool_limits(limits=1, user_api="blas"):
         w = w0.copy()
         value = _map_objective(w, x, y, sw, reg, w0, offset)

@@ -29,8 +29,8 @@ from fakegang_env.tactics import CHANNELS
 #: The strengths believed before any debrief: the mean of a `mixed` channel (two to four of nine
 #: channels weakened to U[0, 0.5], the rest U[0.75, 1]: about 0.67).
 PRIOR_MEAN = 0.7
-#: How many rows' worth of belief the prior mean carries per channel (training campaigns
-#: 100-119, hard `mixed` learning AUC: 2 -> 0.42, 0.5 -> 0.41, with the one-round model).
+#: How many rows' worth of belief the prior mean carries per channel (docs/design-decisions.md,
+#: "Numbers behind the constants").
 PRIOR_STRENGTH = 2.0
 #: A channel below this strength counts as weakened (a `mixed` playbook weakens two to four
 #: channels to U[0, 0.5] and keeps the rest in U[0.75, 1]).

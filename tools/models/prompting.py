@@ -28,9 +28,9 @@ def load_prompt(name: str) -> str:
 
 
 #: A lesson in a decision prompt keeps its first sentences within this many characters. The
-#: reflection prompt asks for 2-3 sentences; a small model that rambles to its token cap filled
-#: 40 % of each decision prompt with four lessons (`make run`, local model: ~450 of ~1,150
-#: tokens), and every one of those tokens is paid again on each cold call.
+#: reflection prompt asks for 2-3 sentences, but a small model rambles to its token cap, and every
+#: token of a lesson is paid again on each cold call (docs/design-decisions.md, "Numbers behind
+#: the constants").
 LESSON_CHARS = 300
 
 
@@ -89,9 +89,8 @@ def render_case(
     Ordered by how often a line changes between two LLM calls, slowest first: the top
     unflagged profiles often stay the same for many steps, the frontier changes with every
     inspect, the budget line every step. llama.cpp reuses the prompt up to the first changed
-    token, so this order cuts the tokens evaluated per call on hard inspect steps from 282 to
-    165 and a decision from 1.73 to 1.27 s (median;
-    `python bench/speed/llm_latency.py --calls 10`)."""
+    token, so this order cuts the tokens evaluated per call (docs/design-decisions.md, "Numbers
+    behind the constants")."""
     profiles = {p.account_id: p for p in obs.visible_accounts}
     flagged = set(obs.flagged_ids)
     lines: list[str] = []

@@ -53,9 +53,9 @@ MENU_UNFLAG_MAX = 0.5
 MENU_PIVOTS = 2
 MENU_PIVOT_MIN = 0.5
 #: How many of each a trusted LLM's (wide) menu offers; its inspections come from the whole
-#: frontier, not the engine's top FRONTIER_TOP. Chosen with `expert:0.9` on hard `mixed` training
-#: campaigns 100-119: 8 inspections (the top only) won 0.705 of rounds, 24 won 0.73, 48 won 0.735:
-#: a trusted model confined to the rule's best few cannot reach members the rule ranks low.
+#: frontier, not the engine's top FRONTIER_TOP: a trusted model confined to the rule's best few
+#: cannot reach members the rule ranks low (docs/design-decisions.md, "Numbers behind the
+#: constants").
 WIDE_MENU = {"flag": 10, "inspect": 24, "pivot": 4, "unflag": 3}
 
 
@@ -176,9 +176,9 @@ def propose(
     offers the reversal.
     `unflagged` are the accounts unflagged earlier in this episode (by anyone): the rule does
     not flag them again. Flags and unflags cost no budget step, so a pair of accounts whose
-    scores depend on each other being flagged (refit weights can make them) looped flag, flag,
-    unflag, unflag until the action cap: 8 of 200 learning episodes of hard `mixed` campaigns
-    (`--model fake`), every one lost with the budget unspent.
+    scores depend on each other being flagged (refit weights can make them) would loop flag,
+    flag, unflag, unflag until the action cap and lose with the budget unspent
+    (docs/design-decisions.md, "Numbers behind the constants").
     `pivot_yields` (trace -> members a member's pivot reveals, pinned by the episode) turns on
     pivots (tools/rules/pivots.py): after the flags, a pivot expected to reveal more new members
     per budget step than the best inspection finds is run before inspecting or submitting, and
