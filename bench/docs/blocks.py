@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.docs import bench_blocks, code_blocks, kept
+from bench.docs import bench_blocks, code_blocks, kept, learner
 from bench.docs.md import RenderError, Results
 
 #: A block whose markers are indented (inside a list item) gets its text indented alike.
@@ -40,6 +40,8 @@ RENDERERS: dict[str, Callable[[Results], str]] = {
     "agent-campaigns": kept.render_agent_campaigns,
     "pivot-shift": kept.render_pivot_shift,
     "adaptive-calibration": kept.render_adaptive_calibration,
+    "learner-campaigns": learner.render_learner_campaigns,
+    "make-run-hard-phase": learner.render_make_run,
     "campaign-figure-medium-mixed": kept.render_figure_caption("medium-mixed-fake"),
     "campaign-figure-hard-mixed": kept.render_figure_caption("hard-mixed-fake"),
 }

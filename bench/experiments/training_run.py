@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,8 @@ def prior_on_the_same_rounds(seed_offset: int, rounds: int) -> dict[str, Any]:
     takedowns, so the rounds share their campaign seed and opening, not their later playbooks."""
     import tempfile
 
+    if str(ROOT) not in sys.path:  # run by path: the checkout's bench package
+        sys.path.insert(0, str(ROOT))
     from bench.experiments.campaign_curves import campaign
 
     out: dict[str, Any] = {"campaign": seed_offset, "rounds": rounds}
@@ -240,6 +244,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=50)
     p.add_argument("--seed-offset", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--keep",
+        metavar="PATH",
+        help="also play `prior` on the run's hard rounds and keep both as JSON at PATH",
+    )
     args = p.parse_args(argv)
     played: dict[str, Any] = {}
     if args.train:
@@ -254,6 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, LookupError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    hard = summary["tasks"].get("hard", {}).get("episodes", 0)
+    if args.keep and hard:
+        summary["hard_prior_same_rounds"] = prior_on_the_same_rounds(args.seed_offset, hard)
+        kept = {
+            **summary,
+            "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": f"{os.cpu_count()} cores, CPython {platform.python_version()}",
+        }
+        Path(args.keep).write_text(json.dumps(kept, indent=1) + "\n")
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
