@@ -59,9 +59,9 @@ def render_make_run(r: Results) -> str:
     ]
     return (
         f"`python train.py` (what `make run` runs: {k['episodes']} episodes, {wins}; "
-        f"{k['wall_s'] / 60:.1f} min from the first episode to the last): its hard phase is {same['rounds']} rounds of adaptive "
-        f"campaign {same['campaign']}. Beside it, on the same campaign and rounds "
-        "(`python bench/experiments/training_run.py --train --keep ...`):\n\n"
+        f"{k['wall_s'] / 60:.1f} min from the first episode to the last): its hard phase is "
+        f"{same['rounds']} rounds of adaptive campaign {same['campaign']}. Beside it, on the same "
+        "campaign and rounds (`python bench/experiments/training_run.py --train --keep ...`):\n\n"
         + table(["hard phase, against the adaptive operator", "rounds won"], rows)
         + "\n\n"
         + measured([k])
