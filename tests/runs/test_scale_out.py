@@ -78,6 +78,34 @@ def test_a_shard_starts_with_the_whole_memory_learned_tables_included(memory_db,
     assert learned > 0  # the training behind memory_db refit at least once
 
 
+def test_a_worker_pins_the_trace_yields_the_main_memory_would(memory_db, tmp_path):
+    """The yields an episode pins come from the debriefed pivots: a shard holds them too, so an
+    episode a worker plays pivots as the same episode played locally."""
+    from fakegang.graph.context import Context
+    from fakegang.graph.learning import pinned_at_start
+    from fakegang.tools.learning import trace_yields
+    from fakegang.tools.memory.store import Memory
+
+    db = copy_db(memory_db, tmp_path / "yields.sqlite")
+    memory = Memory(db)
+    try:
+        seen = {"creation": trace_yields.TraceRecord("creation", 3, 9.0, 3, 1)}
+        trace_yields.record(memory, "easy", "debriefed-thread", seen)
+    finally:
+        memory.close()
+    shard = shards.write_shard(shards.memory_snapshot(db), tmp_path / "shard.sqlite")
+    ctx = Context(model="fake", db_path=db)
+    pinned = {}
+    for name, path in (("main", db), ("shard", shard)):
+        memory = Memory(path)
+        try:
+            pinned[name] = pinned_at_start(ctx, memory, "easy")["trace_yields"]
+        finally:
+            memory.close()
+    assert pinned["main"] != trace_yields.prior("easy", None)  # the debrief moved a yield
+    assert pinned["shard"] == pinned["main"]
+
+
 def test_a_killed_worker_is_replaced_and_its_episode_replayed_once(
     sequential, memory_db, tmp_path, monkeypatch
 ):

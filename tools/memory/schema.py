@@ -59,7 +59,7 @@ TABLE_ROLES: dict[str, str] = {
     "credit": KNOWLEDGE,
     "insights": KNOWLEDGE,
     "operator_models": KNOWLEDGE,
-    "trace_yields": BOOKKEEPING,
+    "trace_yields": KNOWLEDGE,
     "insight_votes": BOOKKEEPING,
 }
 
