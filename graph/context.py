@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from fakegang.tools.models.model_kinds import kinds_help
 from fakegang.tools.models.model_settings import (
     BEDROCK_MODEL_ENV,
     DEFAULT_BEDROCK_MODEL,
@@ -63,7 +64,7 @@ class Context:
     )
     model: str = setting(
         DEFAULT_MODEL,
-        "Chat model: local (SmolLM2 on the CPU) | fake | expert:P | bedrock | provider:model.",
+        f"Chat model: {kinds_help()}.",
         "--model",
     )
     temperature: float = setting(DEFAULT_TEMPERATURE, "LLM temperature.", "--temperature")

@@ -18,11 +18,12 @@ from fakegang.tools.learning.alpha import MODE_COLUMNS
 #: The tally's counters: one per `mode_*` column (agree; rule_override, which also counts
 #: rule_alone: every action the rule decided; llm), then the LLM's.
 LLM_COUNTERS: tuple[str, ...] = ("llm_calls", "llm_tokens", "llm_errors")
-#: Calls made while the LLM was trusted to decide (not exploration calls): what its stake bounds.
-TRUSTED_CALLS = "llm_trusted_calls"
+#: Deciding calls: the LLM asked to decide, its answer acted on (not exploration calls). Its
+#: stake bounds them.
+DECIDING_CALLS = "llm_deciding_calls"
 #: Answers of the LLM that proposed to submit (after one, it is not asked to explore again).
 LLM_SUBMITS = "llm_submits"
-TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS, TRUSTED_CALLS, LLM_SUBMITS)
+TALLY_KEYS: tuple[str, ...] = (*MODE_COLUMNS, *LLM_COUNTERS, DECIDING_CALLS, LLM_SUBMITS)
 #: The start of `llm_off` (and of the steps' llm_reason) once the model timed out in an episode.
 BENCHED_REASON = "the model timed out at action #"
 
@@ -172,7 +173,7 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     llm_gain: float  # the LLM's expected gain from its credit, pinned at the start
     explore_rate: float  # share of steps the LLM is asked anyway (judged after the debrief)
     explore_report_weight: float  # ... times this before the first flag (credit.report_weight)
-    llm_stake: int | None  # trusted LLM calls allowed this episode (None: no bound)
+    llm_stake: int | None  # deciding LLM calls allowed this episode (None: no bound)
     insights: list[str]  # the task's active insights at the start, as put in the prompt
     lesson_ids: list[int]
     few_shot_thread: str | None

@@ -166,7 +166,7 @@ def add_run_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--insecure",
         action="store_true",
-        help="allow a non-loopback --host (the dev server has no token: trusted networks only)",
+        help="allow a non-loopback --host (the dev server has no token: private networks only)",
     )
     p.add_argument("--config", default=None, help="langgraph.json (default: the project's)")
     p.add_argument(

@@ -77,7 +77,7 @@ def add_view_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--insecure",
         action="store_true",
-        help="allow a non-loopback --host without a token (trusted networks only)",
+        help="allow a non-loopback --host without a token (private networks only)",
     )
     p.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]

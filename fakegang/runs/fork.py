@@ -30,6 +30,7 @@ from typing import TextIO
 
 from fakegang.graph import resources
 from fakegang.graph.graph import compile_with_sqlite
+from fakegang.graph.nodes import APPLIES, DECIDES
 from fakegang.graph.recovery import rebuild_env_episode
 from fakegang.runs.checkpoint_tables import copy_branch
 from fakegang.runs.llm_failures import run_llm_failures
@@ -48,10 +49,10 @@ class ForkError(ValueError):
 
 
 def find_fork_point(chain: list, at: int):
-    """The first head-branch checkpoint about to run `step_env` for action index `at`."""
+    """The first head-branch checkpoint about to apply action index `at` (before `step_env`)."""
     for snap in chain:
         d = snap.values.get("decision") or {}
-        if snap.next == ("step_env",) and d.get("index") == at:
+        if snap.next == (APPLIES.name,) and d.get("index") == at:
             return snap
     return None
 
@@ -188,7 +189,7 @@ def fork_episode(
                     "run_id": fork_run,
                     "thread_id": new_tid,
                 },
-                as_node="arbitrate",
+                as_node=DECIDES.name,
             )
             RunRecords(memory).copy_steps(thread_id, new_tid, at)
             resources.store_observation(ctx, new_tid, obs)

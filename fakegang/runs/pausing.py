@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from fakegang.graph.graph import NODE_NAMES, PREVIOUS_NODE
+from fakegang.graph.nodes import APPLIES
 from fakegang.runs.replay import describe, isatty
 
 
@@ -50,11 +51,12 @@ class PauseControl:
         """Show the pause; True to go on, False (EOF or `q`) to leave the run paused."""
         nxt = next_nodes[0]
         ran = PREVIOUS_NODE.get(nxt)
+        applied = ran == APPLIES.name
         count = values.get("action_count", 0)
-        if ran == "step_env" and values.get("last"):
-            count -= 1  # step_env has counted its action already: the line is that action's
+        if applied and values.get("last"):
+            count -= 1  # the action is counted once applied: the line is that action's
         where = f"action #{count}"
-        if ran and (ran != "step_env" or values.get("last")):
+        if ran and (not applied or values.get("last")):
             print(f"  ⏸ {where} · {ran:<10} {describe(ran, values)}", file=self.out)
         print(f"  ⏸ next: {nxt} — [Enter] continue, q to pause the run: ", end="", file=self.out)
         self.out.flush()

@@ -38,6 +38,8 @@ from fakegang.graph.state import StepRow
 
 __all__ = [
     "ACTIONS_PER_STEP_BUDGET",
+    "APPLIES",
+    "DECIDES",
     "FORK",
     "LLM_FLIPS_PER_ACCOUNT",
     "NODES",
@@ -75,6 +77,10 @@ NODES: tuple[NodeSpec, ...] = tuple(s for s in SPECS if s.in_graph)
 #: The episode start's spec (shown before action #0's observe) and a fork's.
 START = _start.SPEC
 FORK = _fork.SPEC
+#: The graph node that sends the decision to the environment, and the one that writes it (a fork
+#: replaces the decision as that node, just before the action is applied).
+APPLIES = next(s for s in NODES if s.applies_action)
+DECIDES = next(s for s in NODES if "decision" in s.writes)
 
 _BY_NAME = {s.name: s for s in SPECS}
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from fakegang.graph.nodes.llm_decide import is_exploration, was_asked
 from fakegang.graph.nodes.spec import NodeSpec
-from fakegang.graph.state import LLM_SUBMITS, TRUSTED_CALLS, DecisionRecord, EpisodeState
+from fakegang.graph.state import DECIDING_CALLS, LLM_SUBMITS, DecisionRecord, EpisodeState
 from fakegang.tools.learning.alpha import arbitrate_mode
 from fakegang.tools.rules.actions import parse_action
 
@@ -68,7 +68,7 @@ def arbitrate(state: EpisodeState) -> dict:
         tally["llm_calls"] = 1
         tally["llm_tokens"] = int(llm.get("tokens") or 0)
         if not is_exploration(llm):
-            tally[TRUSTED_CALLS] = 1
+            tally[DECIDING_CALLS] = 1
         if llm.get("action") == "submit":
             tally[LLM_SUBMITS] = 1
     if llm.get("status") == "error":

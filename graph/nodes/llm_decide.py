@@ -13,8 +13,8 @@ from fakegang.graph.nodes.common import scores, thread_id_of
 from fakegang.graph.nodes.spec import NodeSpec
 from fakegang.graph.state import (
     BENCHED_REASON,
+    DECIDING_CALLS,
     LLM_SUBMITS,
-    TRUSTED_CALLS,
     EpisodeState,
     LlmRecord,
 )
@@ -60,7 +60,7 @@ def llm_decide(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         # explores on the same steps
         f"{state['task']}:{state.get('seed')}:{state.get('episode', 0)}",
         state["action_count"],
-        None if stake is None else stake - tally.get(TRUSTED_CALLS, 0),
+        None if stake is None else stake - tally.get(DECIDING_CALLS, 0),
     )
     if not ask:
         if said_submit:

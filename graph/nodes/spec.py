@@ -44,6 +44,7 @@ class NodeSpec:
     route: Route | None = None
     in_graph: bool = True
     opens_action: bool = False
+    applies_action: bool = False  # sends the decision to the environment (counts the action)
     ends_episode: bool = False
     custom_panel: bool = False
     normalise: Normalise | None = None

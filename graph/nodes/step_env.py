@@ -103,5 +103,6 @@ SPEC = NodeSpec(
     step_row=_row,
     from_row=from_row,
     route=(route_after_step, ("observe", "reflect")),
+    applies_action=True,
     custom_panel=True,
 )

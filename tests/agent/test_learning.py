@@ -356,7 +356,7 @@ def test_exploration_goes_before_the_first_flag_and_stops_after_a_submit_proposa
     assert explored(rate * weight(2, True)) == 0
 
 
-def test_the_stake_grows_with_the_record_and_bounds_trusted_calls_in_an_episode():
+def test_the_stake_grows_with_the_record_and_bounds_deciding_calls_in_an_episode():
     C = credit.Credit
     assert credit.stake(C()) == credit.STAKE_MIN
     assert credit.stake(C(8, 1)) == 7 * credit.STAKE_PER_NET_WIN  # chance_better 0.97

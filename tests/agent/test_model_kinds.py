@@ -23,6 +23,7 @@ from fakegang.tools.models.model_kinds import (
     ModelKind,
     extended_model_kinds,
     find_kind,
+    kinds_help,
     model_kind,
 )
 
@@ -62,12 +63,14 @@ def test_a_new_kind_builds_describes_and_runs_through_the_registry() -> None:
         assert isinstance(model, EchoModel) and model.greeting == "hello"
         assert describe_model(settings) == "echo 'hello' (a test kind)"
         assert settings.in_process
+        assert kinds_help().startswith("echo:GREETING | fake | ")  # --model's help lists it
         decision = decide(model, system="s", user="u", choices=["submit"], settings=settings)
         assert decision.ok and (decision.value, decision.reason) == ("submit", "hello")
         lesson = reflect(model, system="s", user="u", settings=settings, max_tokens=20)
         assert lesson.ok and model.seen[-1]["max_tokens"] == 20 + 7
     # without it, "echo:hello" is a LangChain provider spec again, and not a known provider
     assert find_kind("echo:hello").name == "provider" and not settings.in_process
+    assert "echo" not in kinds_help()
     with pytest.raises(ModelConfigError, match="provider one of"):
         make_chat_model(settings)
 

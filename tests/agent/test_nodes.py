@@ -123,19 +123,19 @@ def test_arbitrate_modes_and_the_pending_index() -> None:
     out = nodes.arbitrate(exploring)
     assert out["decision"] == {"index": 4, "action": "inspect u_a", "mode": "rule_override"}
     assert out["tally"]["llm_calls"] == 1
-    assert "llm_trusted_calls" not in out["tally"]  # exploration does not spend the stake
-    # a trusted answer that agrees with the rule moves nothing but still spends the stake
-    assert nodes.arbitrate(same)["tally"]["llm_trusted_calls"] == 1
+    assert "llm_deciding_calls" not in out["tally"]  # exploration does not spend the stake
+    # a deciding answer that agrees with the rule moves nothing but still spends the stake
+    assert nodes.arbitrate(same)["tally"]["llm_deciding_calls"] == 1
 
 
 def test_llm_decide_stops_trusting_the_llm_once_its_stake_is_spent(ctx) -> None:
     thread_id, state = started(ctx)
     state |= call(nodes.rule_check, state, ctx, thread_id)
     state |= {"alpha": 0.99, "llm_gain": 1.0, "explore_rate": 0.0, "llm_stake": 3}
-    state["tally"] = {**state["tally"], "llm": 0, "llm_trusted_calls": 2}
+    state["tally"] = {**state["tally"], "llm": 0, "llm_deciding_calls": 2}
     assert call(nodes.llm_decide, state, ctx, thread_id)["llm"]["status"] == "ok"
-    # three trusted calls made already, none of them an overrule: the stake is spent all the same
-    state["tally"] = {**state["tally"], "llm_trusted_calls": 3}
+    # three deciding calls made already, none of them an overrule: the stake is spent all the same
+    state["tally"] = {**state["tally"], "llm_deciding_calls": 3}
     out = call(nodes.llm_decide, state, ctx, thread_id)
     assert out["llm"]["status"] == "skipped" and "stake" in out["llm"]["reason"]
 

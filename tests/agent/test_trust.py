@@ -51,7 +51,7 @@ def test_a_winning_record_decides_wherever_the_rule_is_not_near_certain(tmp_path
     assert _decides(pinned, 0.995) == "not asked"  # a near-certain rule still stands
 
 
-def test_a_young_record_is_trusted_within_its_stake_and_cap(tmp_path):
+def test_a_young_record_decides_within_its_stake_and_cap(tmp_path):
     pinned = _pinned_after(tmp_path, [credit.Credit(better=5, worse=1)])
     assert ALPHA_FLOOR < pinned["alpha"] < ALPHA_CAPS["hard"]
     assert pinned["llm_stake"] == credit.STAKE_MIN

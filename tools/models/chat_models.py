@@ -1,4 +1,4 @@
-"""Chat-model factory: `--model local | fake | expert:P | bedrock | provider:model`.
+"""Chat-model factory: what `--model` builds, for every kind in tools/models/model_kinds.py.
 
 `make_chat_model` and `describe_model` look the spec's kind up in the registry
 (tools/models/model_kinds.py); this module holds the shipped kinds' builders. Every unusable spec

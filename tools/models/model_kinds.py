@@ -55,6 +55,7 @@ class ModelKind:
     # to the cap plus that many tokens (our models honour max_tokens exactly: 0; reasoning
     # models think first and need headroom).
     reflection_headroom: int | None = None
+    hint: str = ""  # a few words `--model`'s help adds after the usage, e.g. "SmolLM2 on the CPU"
 
 
 def _lazy(module: str, name: str) -> Callable[..., Any]:
@@ -104,6 +105,7 @@ SHIPPED_KINDS: tuple[ModelKind, ...] = (
     ModelKind(
         name="local",
         usage="local",
+        hint="SmolLM2 on the CPU",
         matches=_named("local"),
         build=_lazy("chat_models", "make_local"),
         describe=lambda settings: (
@@ -137,6 +139,11 @@ _active: tuple[ModelKind, ...] = SHIPPED_KINDS
 def model_kinds() -> tuple[ModelKind, ...]:
     """The kinds in force, in the order a spec is matched against them."""
     return _active
+
+
+def kinds_help() -> str:
+    """The specs `--model` takes, in matching order, as its help lists them."""
+    return " | ".join(f"{k.usage} ({k.hint})" if k.hint else k.usage for k in _active)
 
 
 def find_kind(spec: str) -> ModelKind | None:
