@@ -201,20 +201,37 @@ def experience_rows(
     the first `stale_before` threads (a regime the drift test says the operator left) count
     `operator_model.STALE_WEIGHT` times less."""
     threads = experience_threads(memory, task) if threads is None else threads
+    return _weighted(_stored(memory, task), (kind,), threads, stale_before)
+
+
+def _stored(memory: Memory, task: str) -> list[dict[str, Any]]:
+    """The task's stored experience rows in insertion order, features parsed: read once per fit
+    (the fit selects from them by kind, thread and regime)."""
+    return [
+        {**r, "features": json.loads(r["features"])}
+        for r in memory.db.query(
+            "select thread_id, kind, features, label, weight from experience where task = ? "
+            "order by rowid",
+            [task],
+        )
+    ]
+
+
+def _weighted(
+    stored: list[dict[str, Any]], kinds: tuple[str, ...], threads: list[str], stale_before: int = 0
+) -> list[tuple[dict, int, float]]:
+    """`experience_rows` over rows already read, kind after kind."""
     age = {t: len(threads) - 1 - i for i, t in enumerate(threads)}
     stale = set(threads[:stale_before])
     out = []
-    for r in memory.db.query(
-        "select thread_id, features, label, weight from experience where task = ? and kind = ? "
-        "order by rowid",
-        [task, kind],
-    ):
-        if r["thread_id"] not in age:
-            continue  # outside the threads asked for
-        weight = float(r["weight"]) * refit.recency_weight(age[r["thread_id"]])
-        if r["thread_id"] in stale:
-            weight *= operator_model.STALE_WEIGHT
-        out.append((json.loads(r["features"]), int(r["label"]), weight))
+    for kind in kinds:
+        for r in stored:
+            if r["kind"] != kind or r["thread_id"] not in age:
+                continue  # another kind, or outside the threads asked for
+            weight = float(r["weight"]) * refit.recency_weight(age[r["thread_id"]])
+            if r["thread_id"] in stale:
+                weight *= operator_model.STALE_WEIGHT
+            out.append((r["features"], int(r["label"]), weight))
     return out
 
 
@@ -403,28 +420,29 @@ def _fit(
     """The weights the task's stored experience gives now (version -1: not stored)."""
     shipped = load_weights()
     threads = experience_threads(memory, task)
-    core_rows = experience_rows(memory, task, "profile", threads)
+    stored = _stored(memory, task)
+    core_rows = _weighted(stored, ("profile",), threads)
     tactics, model, learner = None, None, None
     if refit.mean_log_loss(shipped["profile"], core_rows) < refit.SHIFT_LOSS:
         # drift check: the shipped weights still explain the recent debriefs, keep them (a refit
         # on a few episodes of an unchanged ring only adds noise: measured on classic campaigns)
         profile, frontier = dict(shipped["profile"]), dict(shipped["frontier"])
-        prof_rows = core_rows + _rows(memory, task, ("profile0", "profile1"), threads)
-        front_rows = experience_rows(memory, task, "frontier", threads)
+        prof_rows = core_rows + _weighted(stored, ("profile0", "profile1"), threads)
+        front_rows = _weighted(stored, ("frontier",), threads)
     else:
         # the operator changed: start from the evidence model of the tactics the debriefs show,
         # with the rows of a regime it has left down-weighted
         moved = drift.detect(_stream(memory, threads, thread_id, errors))
         cut = moved.regime_start
-        prof_rows = _rows(memory, task, PROFILE_KINDS, threads, cut)
-        front_rows = experience_rows(memory, task, "frontier", threads, cut)
+        prof_rows = _weighted(stored, PROFILE_KINDS, threads, cut)
+        front_rows = _weighted(stored, ("frontier",), threads, cut)
         prior = shipped["profile"]
         if tactics_model.has_model(task):
             prior, found = tactics_model.adapted_prior(task, prof_rows)
             tactics = found.as_json()
         profile = refit.fit_map(prior, prof_rows, refit.PRIOR_STRENGTH["profile"])
         frontier = refit.fit_map(shipped["frontier"], front_rows, refit.PRIOR_STRENGTH["frontier"])
-        regime = _rows(memory, task, PROFILE_KINDS, threads[cut:])
+        regime = _weighted(stored, PROFILE_KINDS, threads[cut:])
         evidence = operator_model.trait_evidence(regime)
         learner = {
             "regime_start": threads[cut] if threads else thread_id,
@@ -452,14 +470,6 @@ def _learner_prior(task: str, profile: dict[str, float], tactics: dict | None) -
 
 #: The kinds of labelled rows that score inspected accounts (see `labelled_rows`).
 PROFILE_KINDS = ("profile", "profile0", "profile1")
-
-
-def _rows(
-    memory: Memory, task: str, kinds: tuple[str, ...], threads: list[str], stale_before: int = 0
-) -> list[tuple[dict, int, float]]:
-    return [
-        row for kind in kinds for row in experience_rows(memory, task, kind, threads, stale_before)
-    ]
 
 
 def version_history(memory: Memory, task: str | None = None) -> list[dict]:
