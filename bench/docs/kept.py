@@ -19,6 +19,9 @@ AGENT_CAMPAIGNS = (
     "medium-classic-fake",
     "hard-mixed-expert09",
     "hard-mixed-expert03",
+    "hard-adaptive-fake",
+    "hard-adaptive-expert09",
+    "hard-adaptive-expert03",
 )
 
 
@@ -41,6 +44,11 @@ def _auc(auc: dict[str, float], mode: str) -> str:
     return f"{auc[mode]:.3f}" if mode in auc else "—"
 
 
+def _gain(auc: dict[str, float]) -> str:
+    """learning − prior, where the campaign played both (the fair frozen baseline)."""
+    return f"{auc['learning'] - auc['prior']:+.3f}" if "prior" in auc else "—"
+
+
 def _share(mode: Results, i: int) -> str:
     share = mode["share_on_trace"][i]
     return ("—" if share is None else f"{share:.3f}") + f" ({mode['pivots'][i]})"
@@ -59,6 +67,8 @@ def render_agent_campaigns(r: Results) -> str:
                 f"`{k['tactics']}`",
                 f"`{k['model']}`",
                 f"**{auc['learning']:.3f}**",
+                _auc(auc, "prior"),
+                _gain(auc),
                 _auc(auc, "static"),
                 _auc(auc, "oracle"),
                 ", ".join(f"{x:.2f}" for x in k["since_switch"]["learning"]),
@@ -66,7 +76,8 @@ def render_agent_campaigns(r: Results) -> str:
                 f"{k['llm_call_share']['learning']:.3f}",
             ]
         )
-    head = ["task", "tactics", "model", "`learning` AUC", "`static`", "`oracle`"]
+    head = ["task", "tactics", "model", "`learning` AUC", "`prior`", "learning − prior"]
+    head += ["`static`", "`oracle`"]
     head += ["`learning` by rounds since a switch", "pivots / actions", "LLM calls / actions"]
     first = kept[0]
     camps = first["campaigns"]
@@ -76,8 +87,11 @@ def render_agent_campaigns(r: Results) -> str:
     )
     return (
         f"```\n{command}\n```\n\n"
-        "`--compare` plays `static` and `oracle` beside `learning` (the `fake` rows); AUC is the "
-        "mean win rate over every round.\n\n" + table(head, rows) + "\n\n" + measured(kept)
+        "`--compare` plays `static`, `prior` (the learning agent's start, frozen) and `oracle` "
+        "beside `learning` (the `fake` rows); AUC is the mean win rate over every round.\n\n"
+        + table(head, rows)
+        + "\n\n"
+        + measured(kept)
     )
 
 
