@@ -28,7 +28,8 @@ def learned_lines(memory, by_task: Mapping[str, Sequence[dict]], tactics: Mappin
         learner = version.learner or {}
         head = f"  {task}: weights v{max(version.version, 0)}"
         if version.model is not None:
-            since = learner.get("regime_episodes", 0)
+            # the learner's reading exists only once the drift test has cut a regime
+            since = learner.get("regime_episodes", version.n_episodes)
             moved = (
                 f"{since} since the operator last changed tactics"
                 if since < version.n_episodes
