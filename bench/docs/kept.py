@@ -37,7 +37,9 @@ def load_kept(r: Results, name: str) -> Results:
 def measured(kept: list[Results], what: str = "Measured") -> str:
     days = sorted({k["measured_at"][:16].replace("T", " ") for k in kept})
     when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1][11:]}"
-    return f"*{what} on {when} UTC ({kept[0]['machine']}).*"
+    commits = sorted({k["commit"] for k in kept if k.get("commit")})
+    code = f", code at {', '.join(commits)}" if commits else ""
+    return f"*{what} on {when} UTC ({kept[0]['machine']}{code}).*"
 
 
 def _auc(auc: dict[str, float], mode: str) -> str:
