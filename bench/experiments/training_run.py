@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sqlite3
 import statistics
 import subprocess
@@ -266,11 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     hard = summary["tasks"].get("hard", {}).get("episodes", 0)
     if args.keep and hard:
         summary["hard_prior_same_rounds"] = prior_on_the_same_rounds(args.seed_offset, hard)
-        kept = {
-            **summary,
-            "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": f"{os.cpu_count()} cores, CPython {platform.python_version()}",
-        }
+        from bench.experiments.keep_campaign import (  # on sys.path since the call above
+            head_commit,
+            stamp,
+        )
+
+        kept = stamp(summary, datetime.now(UTC), head_commit())
         Path(args.keep).write_text(json.dumps(kept, indent=1) + "\n")
     if args.json:
         print(json.dumps(summary, indent=2))

@@ -201,18 +201,24 @@ def experience_rows(
     the first `stale_before` threads (a regime the drift test says the operator left) count
     `operator_model.STALE_WEIGHT` times less."""
     threads = experience_threads(memory, task) if threads is None else threads
-    return _weighted(_stored(memory, task), (kind,), threads, stale_before)
+    return _weighted(_stored(memory, task, (kind,)), (kind,), threads, stale_before)
 
 
-def _stored(memory: Memory, task: str) -> list[dict[str, Any]]:
-    """The task's stored experience rows in insertion order, features parsed: read once per fit
-    (the fit selects from them by kind, thread and regime)."""
+def _stored(
+    memory: Memory, task: str, kinds: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    """The task's stored experience rows (of `kinds`, default all) in insertion order, features
+    parsed: read once per fit (the fit selects from them by kind, thread and regime)."""
+    where, args = "task = ?", [task]
+    if kinds is not None:
+        where += f" and kind in ({','.join('?' * len(kinds))})"
+        args += list(kinds)
     return [
         {**r, "features": json.loads(r["features"])}
         for r in memory.db.query(
-            "select thread_id, kind, features, label, weight from experience where task = ? "
-            "order by rowid",
-            [task],
+            "select thread_id, kind, features, label, weight from experience "
+            f"where {where} order by rowid",
+            args,
         )
     ]
 
