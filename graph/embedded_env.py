@@ -1,7 +1,9 @@
 """An environment server embedded in the training process, on a free loopback port.
 
 Runs the real OpenEnv app under uvicorn in a daemon thread, so `python train.py` works with no
-server started by hand and leaves no orphan process behind if the run is killed.
+server started by hand and leaves no orphan process behind if the run is killed. Its event loop
+is asyncio's, never uvloop: a uvloop loop left in a daemon thread can run a libuv callback while
+the interpreter is being torn down, which crashes the process (SIGSEGV) instead of exiting.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ def embedded_env_server(port: int | None = None) -> Iterator[str]:
     from fakegang_env.server.app import app
 
     port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", access_log=False, loop="asyncio"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="fakegang-env-server", daemon=True)
     thread.start()

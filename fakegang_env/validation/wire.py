@@ -33,8 +33,11 @@ class WsSession:
 
     def __init__(self, base_url: str, timeout_s: float = 30.0) -> None:
         self._timeout_s = timeout_s
-        self._conn = connect(
-            ws_url(base_url), open_timeout=timeout_s, max_size=MAX_MESSAGE_BYTES, proxy=None
+        self._stack = contextlib.ExitStack()  # websockets wants its connection entered
+        self._conn = self._stack.enter_context(
+            connect(
+                ws_url(base_url), open_timeout=timeout_s, max_size=MAX_MESSAGE_BYTES, proxy=None
+            )
         )
 
     def _exchange(self, kind: str, data: dict[str, Any] | None, expect: str) -> dict[str, Any]:
@@ -60,7 +63,7 @@ class WsSession:
     def close(self) -> None:
         with contextlib.suppress(Exception):  # the server may already have closed the socket
             self._conn.send(json.dumps({"type": "close"}))
-        self._conn.close()
+        self._stack.close()
 
     def __enter__(self) -> WsSession:
         return self

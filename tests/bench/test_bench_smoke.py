@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN_ALL = "bench/suite/run_all.py"  # run from ROOT
 TASKS = ("easy", "medium", "hard")
@@ -37,6 +39,7 @@ def _training_memory(env_url: str, tmp_path: Path) -> tuple[Path, str]:
     return db, run["run_id"]
 
 
+@pytest.mark.slow  # a whole quick bench (about 100 s): CI runs it with `make test-slow`
 def test_quick_bench_prints_one_table_and_writes_json(env_url, tmp_path) -> None:
     out_dir = tmp_path / "results"
     db, run_id = _training_memory(env_url, tmp_path)

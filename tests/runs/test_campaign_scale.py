@@ -145,6 +145,7 @@ def test_a_killed_worker_plays_its_campaign_again_and_records_it_once(
     _same_as_sequential(sequential, summary, db)
 
 
+@pytest.mark.slow  # starts a local Ray instance
 def test_local_ray_equals_sequential(sequential, tmp_path):
     # (Ray's retry of a SIGKILLed worker is tested on eval, tests/runs/test_scale_ray.py: the same
     # backend code; a campaign job's retry and merge are tested on the process pool above)

@@ -51,6 +51,7 @@ def overlapping(rows: list[dict]) -> int:
     return peak
 
 
+@pytest.mark.slow  # two forkserver workers on a 2-core machine: about 35 s
 def test_episodes_in_two_worker_processes_equal_sequential(trained_db, env_url, tmp_path):
     seq_out, con_out = tmp_path / "seq.jsonl", tmp_path / "con.jsonl"
     kw = dict(task="easy", seeds=SEEDS, model="fake", db=trained_db, env_url=env_url)

@@ -347,11 +347,12 @@ def _default_sigint() -> None:
 
 
 def interrupt_after(args: list[str], ready: str, tmp: Path) -> tuple[int, float, str]:
-    """Start `fakegang ARGS`, SIGINT it once `ready` shows on stderr; (code, s to exit, err)."""
+    """Start `fakegang ARGS`, SIGINT it once `ready` shows on stderr; (code, s to exit, err).
+    With faulthandler on, a crash leaves every thread's stack in `err`."""
     err_path = tmp / "cmd.err"
     with open(err_path, "w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "fakegang.cli.main", *args],
+            [sys.executable, "-X", "faulthandler", "-m", "fakegang.cli.main", *args],
             stdout=subprocess.DEVNULL,
             stderr=err,
             preexec_fn=_default_sigint,

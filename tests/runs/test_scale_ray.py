@@ -42,6 +42,7 @@ def sequential(memory_db, env_url, tmp_path_factory):
     )
 
 
+@pytest.mark.slow  # starts a local Ray instance
 def test_local_ray_equals_sequential_and_retries_a_killed_worker(
     sequential, memory_db, tmp_path, monkeypatch
 ):

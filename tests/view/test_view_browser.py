@@ -21,6 +21,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+#: A real browser and a trained database: behind the `slow` marker (CI runs it, `make test-slow`).
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
