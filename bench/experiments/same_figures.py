@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,23 @@ def differences(before: Any, after: Any, path: str = "") -> list[tuple[str, Any,
     return [] if before == after else [(path, before, after)]
 
 
+def link_packages(tree: Path) -> list[Path]:
+    """Make `PYTHONPATH=tree` import every package from the tree; returns the links made.
+
+    pyproject's package-dir maps `fakegang.graph` to `graph/` (and `tools/`, `prompts/`): only
+    the editable install's finder knows that, and it points at the checkout it was installed
+    from. Without these links a tree's `fakegang/` and `fakegang_env/` ran with the installed
+    checkout's graph, tools and prompts."""
+    config = tomllib.loads((tree / "pyproject.toml").read_text())
+    links = []
+    for name, folder in config["tool"]["setuptools"].get("package-dir", {}).items():
+        link, source = tree.joinpath(*name.split(".")), tree / folder
+        if link != source and source.is_dir() and not link.exists():
+            link.symlink_to(source.resolve(), target_is_directory=True)
+            links.append(link)
+    return links
+
+
 def play_commit(commit: str, into: Path) -> dict:
     """The commit's deterministic figures, played from a throwaway worktree."""
     tree = Path(tempfile.mkdtemp(prefix=f"fakegang-{commit}-")) / "tree"
@@ -92,6 +110,7 @@ def play_commit(commit: str, into: Path) -> dict:
     subprocess.run([*git, "worktree", "add", "-f", "--detach", "-q", str(tree), commit], check=True)
     out = into / f"{commit}.json"
     try:
+        link_packages(tree)
         env = os.environ | {"PYTHONPATH": str(tree), "AWS_EC2_METADATA_DISABLED": "true"}
         cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", str(out)]
         subprocess.run(cmd, cwd=tree, env=env, check=True)
