@@ -20,12 +20,11 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from bench.experiments.campaign_curves import learn
+from bench.experiments.campaign_curves import learn, play
 from fakegang.cli.train import parse_seed_range
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
-from fakegang.tools.rules.engine import FLAG_AT, Proposal, score_observation
-from fakegang.tools.rules.player import play_episode
+from fakegang.tools.rules.engine import FLAG_AT, Proposal
 from fakegang_env.engine import Episode
 from fakegang_env.operator import after_round, opening
 from fakegang_env.schema import PlainObservation
@@ -33,7 +32,9 @@ from fakegang_env.schema import PlainObservation
 READING = "read the report"  # the engine's reason while it inspects the starting accounts
 
 
-def play_round(ep: Episode, weights: dict, yields: dict) -> tuple[dict, dict[str, float]]:
+def play_round(
+    ep: Episode, weights: dict, yields: dict
+) -> tuple[PlainObservation, list[str], dict[str, float]]:
     """One round as campaign_curves plays it, and the starting accounts' scores once the report
     is read (the first proposal that is not one of its inspections)."""
     read: dict[str, float] = {}
@@ -42,13 +43,8 @@ def play_round(ep: Episode, weights: dict, yields: dict) -> tuple[dict, dict[str
         if not read and READING not in p.reason:
             read.update({a: p.likelihood.get(a, 0.0) for a in start})
 
-    played = play_episode(
-        ep,
-        after_report,
-        scorer=lambda _e, o, s: score_observation(o, s, weights, yields),
-        pivot_yields=yields,
-    )
-    return played, read
+    obs, starting = play(ep, weights, yields, after_report)
+    return obs, starting, read
 
 
 def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
@@ -61,8 +57,7 @@ def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
     for k in range(rounds):
         ep = Episode.for_adaptive_round(operator)
         ring = set(ep.network.gang_ids)
-        played, read = play_round(ep, weights, yields)
-        obs, starting = played["observation"], played["starting_ids"]
+        obs, starting, read = play_round(ep, weights, yields)
         flagged, inspected = set(obs.flagged_ids), set(obs.inspected_ids)
         member = max((read.get(a, 0.0) for a in starting if a in ring), default=0.0)
         best = max((a for a in starting if a not in ring), key=lambda a: read.get(a, 0.0))
@@ -71,7 +66,7 @@ def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
             {
                 "campaign": c,
                 "round": k,
-                "won": played["won"],
+                "won": obs.message.startswith("[WIN]"),
                 "ring": len(ring),
                 "members_inspected": len(inspected & ring),
                 "right_flags": len(flagged & ring),

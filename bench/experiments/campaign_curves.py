@@ -32,7 +32,7 @@ from fakegang.runs.campaign import adaptive_regimes, summarise
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules.engine import score_observation
-from fakegang.tools.rules.player import play_episode
+from fakegang.tools.rules.player import Hook, play_episode
 from fakegang_env.engine import Episode
 from fakegang_env.operator import after_round, opening
 from fakegang_env.schema import PlainObservation
@@ -40,12 +40,17 @@ from fakegang_env.tactics import ADAPTIVE, campaign_schedule
 
 
 def play(
-    ep: Episode, weights: dict | None, yields: Mapping[str, float] | None = None
+    ep: Episode,
+    weights: dict | None,
+    yields: Mapping[str, float] | None = None,
+    on_step: Hook | None = None,
 ) -> tuple[PlainObservation, list[str]]:
     """One episode scored with `weights`, played by the in-process rule player (the graph's
-    action cap, 3 actions per budget step); `yields` (the pinned trace yields) turn pivots on."""
+    action cap, 3 actions per budget step); `yields` (the pinned trace yields) turn pivots on;
+    `on_step` sees every decision."""
     played = play_episode(
         ep,
+        on_step,
         scorer=lambda _ep, obs, start: score_observation(obs, start, weights, yields),
         pivot_yields=yields,
     )

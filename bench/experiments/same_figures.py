@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -103,19 +105,27 @@ def link_packages(tree: Path) -> list[Path]:
     return links
 
 
-def play_commit(commit: str, into: Path) -> dict:
-    """The commit's deterministic figures, played from a throwaway worktree."""
-    tree = Path(tempfile.mkdtemp(prefix=f"fakegang-{commit}-")) / "tree"
+@contextmanager
+def commit_tree(commit: str, parent: Path | None = None) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A throwaway worktree of `commit` (under `parent`, default a new temporary directory)
+    with its packages linked, and the environment that imports them from it; removed after."""
+    parent = parent or Path(tempfile.mkdtemp(prefix=f"fakegang-{commit}-"))
+    tree = parent / "tree"
     git = ["git", "-C", str(ROOT)]
     subprocess.run([*git, "worktree", "add", "-f", "--detach", "-q", str(tree), commit], check=True)
-    out = into / f"{commit}.json"
     try:
         link_packages(tree)
-        env = os.environ | {"PYTHONPATH": str(tree), "AWS_EC2_METADATA_DISABLED": "true"}
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", str(out)]
-        subprocess.run(cmd, cwd=tree, env=env, check=True)
+        yield tree, os.environ | {"PYTHONPATH": str(tree), "AWS_EC2_METADATA_DISABLED": "true"}
     finally:
         subprocess.run([*git, "worktree", "remove", "--force", str(tree)], check=False)
+
+
+def play_commit(commit: str, into: Path) -> dict:
+    """The commit's deterministic figures, played from a throwaway worktree."""
+    out = into / f"{commit}.json"
+    with commit_tree(commit) as (tree, env):
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", str(out)]
+        subprocess.run(cmd, cwd=tree, env=env, check=True)
     return without_timings(json.loads(out.read_text()))
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sqlite3
 import subprocess
@@ -21,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.experiments.same_figures import ROOT, link_packages
+from bench.experiments.same_figures import commit_tree
 
 PHASES = """select task, count(*) as episodes, sum(llm_calls) as llm_calls,
     round(sum((julianday(finished_at) - julianday(started_at)) * 86400), 1) as seconds
@@ -38,21 +37,14 @@ def phases(db: Path) -> list[dict]:
 def time_commit(commit: str, args: list[str]) -> dict:
     """`python train.py ARGS` at `commit`: wall seconds and its phases."""
     work = Path(tempfile.mkdtemp(prefix=f"fakegang-train-{commit}-"))
-    tree = work / "tree"
-    git = ["git", "-C", str(ROOT)]
-    subprocess.run([*git, "worktree", "add", "-f", "--detach", "-q", str(tree), commit], check=True)
-    try:
-        link_packages(tree)
-        env = os.environ | {"PYTHONPATH": str(tree), "AWS_EC2_METADATA_DISABLED": "true"}
+    with commit_tree(commit, work) as (tree, env):
         db = work / "memory.sqlite"
         cmd = [sys.executable, "train.py", *args, "--db", str(db), "--log-dir", str(work / "logs")]
         start = time.perf_counter()
         with open(work / "train.log", "w") as log:
             subprocess.run(cmd, cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
         wall = time.perf_counter() - start
-        return {"commit": commit, "wall_s": round(wall, 1), "phases": phases(db)}
-    finally:
-        subprocess.run([*git, "worktree", "remove", "--force", str(tree)], check=False)
+    return {"commit": commit, "wall_s": round(wall, 1), "phases": phases(db)}
 
 
 def main(argv: list[str] | None = None) -> int:
