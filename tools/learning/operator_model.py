@@ -29,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+from fakegang.tools.learning.one_thread import one_thread
 
 Row = tuple[dict[str, float], int, float]
 
@@ -95,7 +96,7 @@ class OperatorModel:
         """P(member) for each feature dict (one call per step for every inspected account)."""
         if not feats:
             return []
-        with threadpool_limits(limits=1):
+        with one_thread("sklearn.ensemble"):
             p = self.booster.predict_proba(_matrix(self.names, feats))[:, 1]
         return [float(v) for v in p]
 
@@ -152,7 +153,7 @@ def fit(rows: Sequence[Row], typical: Mapping[str, float]) -> OperatorModel | No
         random_state=0,
         init=TypicalOperator(typical, names),
     )
-    with threadpool_limits(limits=1):
+    with one_thread("sklearn.ensemble"):
         booster.fit(x, y, sample_weight=sw)
     return OperatorModel(booster, names, len(rows))
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+from fakegang.tools.learning.one_thread import one_thread
 
 #: Prior precision: how many "rows' worth" of belief the shipped weights carry per feature:
 #: strong enough that one odd debrief does not undo the shipped weights, weak enough that a
@@ -122,7 +123,7 @@ def newton(
     On one BLAS thread: the systems are small (19 x 19 for a refit), and OpenBLAS's idle threads
     spin against other workers on the same cores (docs/design-decisions.md, "Numbers behind the
     constants")."""
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_thread("numpy", "blas"):
         w = w0.copy()
         value = _map_objective(w, x, y, sw, reg, w0, offset)
         for _ in range(NEWTON_STEPS):
@@ -151,7 +152,7 @@ def posterior_sd(
 ) -> np.ndarray:
     """Laplace posterior sd of each coefficient at the MAP `w` (from the objective's curvature),
     on one BLAS thread like `newton`."""
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_thread("numpy", "blas"):
         hess = _hessian(x, sw, reg, _probabilities(x, w, offset))
         return np.sqrt(np.diag(np.linalg.inv(hess)))
 

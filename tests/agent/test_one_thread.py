@@ -1,0 +1,32 @@
+"""The learner's numerical work runs on one native thread, from pools looked up once."""
+
+from __future__ import annotations
+
+from threadpoolctl import threadpool_info
+
+from fakegang.tools.learning import one_thread as module
+from fakegang.tools.learning.one_thread import one_thread
+
+
+def _threads(api: str) -> list[int]:
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == api]
+
+
+def test_the_limit_holds_inside_and_is_lifted_after():
+    import sklearn.ensemble  # noqa: F401  (loads the OpenMP runtime the trees use)
+
+    before = {api: _threads(api) for api in ("blas", "openmp")}
+    with one_thread("sklearn.ensemble"):
+        assert _threads("blas") and set(_threads("blas")) == {1}
+        assert set(_threads("openmp")) <= {1}
+    with one_thread("numpy", "blas"):
+        assert set(_threads("blas")) == {1}
+        assert _threads("openmp") == before["openmp"]  # only the API asked for
+    assert {api: _threads(api) for api in ("blas", "openmp")} == before
+
+
+def test_the_pools_are_looked_up_once_per_module():
+    assert module._controller("numpy") is module._controller("numpy")
+    with one_thread("numpy", "blas"), one_thread("numpy", "blas"):
+        pass
+    assert module._controller.cache_info().misses <= 2  # numpy and sklearn.ensemble at most
