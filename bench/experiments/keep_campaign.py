@@ -24,10 +24,12 @@ KEEP = Path(__file__).resolve().parents[1] / "results" / "campaigns"
 def stamp(summary: dict, measured_at: datetime, commit: str | None = None) -> dict:
     """The summary with `measured_at` (the file's time), `machine` (cores, Python) and, when
     known, the `commit` of the code that played it."""
-    machine = f"{os.cpu_count()} cores, CPython {platform.python_version()}"
-    stamped = {**summary, "measured_at": measured_at.isoformat(timespec="seconds")}
-    stamped["machine"] = machine
-    return stamped | ({"commit": commit} if commit else {})
+    return {
+        **summary,
+        "measured_at": measured_at.isoformat(timespec="seconds"),
+        "machine": f"{os.cpu_count()} cores, CPython {platform.python_version()}",
+        **({"commit": commit} if commit else {}),
+    }
 
 
 def head_commit() -> str | None:

@@ -114,9 +114,7 @@ def _learner_model(conn: sqlite3.Connection, version: int):
     """The learner of the current operator stored with `version` (None: none fitted)."""
     if "operator_models" not in db.table_names(conn):
         return None
-    row = conn.execute("select model from operator_models where version = ?", [version]).fetchone()
-    if row is None or row[0] is None:
-        return None
-    from fakegang.tools.learning.operator_model import OperatorModel
+    from fakegang.tools.learning.experience import stored_learner
 
-    return OperatorModel.loads(row[0])
+    stored = stored_learner(conn, version)
+    return stored[0] if stored is not None else None

@@ -12,6 +12,7 @@ from bench_modules import load_bench
 from fakegang.tools.learning import drift, experience, insights, operator_model, trace_yields
 from fakegang.tools.memory.store import Memory
 from fakegang.view.learning import memory_data
+from fakegang.view.memories import weights_version
 from fakegang_env.engine import Episode
 
 curves = load_bench("campaign_curves")
@@ -83,12 +84,18 @@ def test_the_learner_is_pinned_with_its_version_and_bounded(memory, monkeypatch)
     again = experience.get_version(Memory(memory.path), "hard", newest.version)  # from the file
     assert again.model.probabilities(feats) == newest.model.probabilities(feats)
     assert again.as_rule_weights()["profile_model"] is not None
+    # the viewer reads the same model from the file, and says a pruned one is gone
+    seen, source = weights_version([memory.path], "hard", newest.version)
+    assert seen["profile_model"].probabilities(feats) == newest.model.probabilities(feats)
+    assert "its learner" in source
     # later learning never changes a pinned version's model; only the newest two are kept
     kept = [r["version"] for r in memory.db.query("select version from operator_models")]
     assert kept == [v.version for v in versions[-2:]]
     experience._VERSION_CACHE.clear()
     with pytest.raises(experience.WeightsVersionError, match="learner of weights version"):
         experience.get_version(memory, "hard", versions[0].version)
+    pruned, source = weights_version([memory.path], "hard", versions[0].version)
+    assert "profile_model" not in pruned and "its learner" not in source
     assert len(operator_model.OperatorModel.loads(newest.model.dumps()).names) == len(
         newest.model.names
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -310,23 +311,31 @@ def version_of_thread(memory: Memory, thread_id: str) -> WeightsVersion | None:
     return get_version(memory, rows[0]["task"], rows[0]["version"]) if rows else None
 
 
+def stored_learner(
+    conn: sqlite3.Connection, version: int
+) -> tuple[OperatorModel | None, dict | None] | None:
+    """The learner stored with a weights version and its findings (None: no row, e.g. pruned;
+    a model of None: that version fitted none). One reader for the agent and the viewer."""
+    row = conn.execute(
+        "select model, learner from operator_models where version = ?", [version]
+    ).fetchone()
+    if row is None:
+        return None
+    model = OperatorModel.loads(row[0]) if row[0] is not None else None
+    return model, json.loads(row[1]) if row[1] else None
+
+
 def _learner_of(memory: Memory, version: int) -> tuple[OperatorModel | None, dict | None]:
     """The learner stored with a weights version (its model may be pruned: then an episode
     pinned to it cannot be reproduced, and says so)."""
     with memory._lock:
-        rows = list(
-            memory.db.query(
-                "select model, learner from operator_models where version = ?", [version]
-            )
-        )
-    if not rows:
+        stored = stored_learner(memory.db.conn, version)
+    if stored is None:
         raise WeightsVersionError(
             f"the learner of weights version {version} is not in {memory.path} (pruned after "
             f"{MAX_MODELS_PER_TASK} versions): this episode's decisions cannot be reproduced"
         )
-    r = rows[0]
-    model = OperatorModel.loads(r["model"]) if r["model"] is not None else None
-    return model, json.loads(r["learner"]) if r["learner"] else None
+    return stored
 
 
 def refit_task(
