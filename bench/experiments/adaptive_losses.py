@@ -5,10 +5,14 @@
 
 Plays `learning` in-process, as bench/experiments/campaign_curves.py does, and for every round
 keeps what decides it: the scores of the starting accounts once the report is read (the reported
-member against the best look-alike), how many ring members were ever inspected, and the roles of
-the innocents flagged. Prints each lost round and a summary: losses in which the first member was
-never recognised (scored under 0.5 after the report), in which at most two members were ever
-inspected, and the false flags by role.
+member against the best look-alike), where the reported member ranks among them for the learner
+and for the frozen prior reading the same observation, how many ring members were ever
+inspected, the roles of the innocents flagged, and the core at the fourth flag: how many of it
+are members, its IP strangers (accounts on the flagged accounts' IPs that nobody inspected, what
+a proxy exit node has and a household does not) and its co-following outside itself. Prints each
+lost round and a summary: losses in which the first member was never recognised (scored under
+0.5 after the report), in which the learner ranked it first anyway, in which at most two members
+were ever inspected, the false flags by role, and both signals for right and wrong cores.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from bench.experiments.campaign_curves import learn, play
 from fakegang.cli.train import parse_seed_range
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
-from fakegang.tools.rules.engine import FLAG_AT, Proposal
+from fakegang.tools.rules.engine import FLAG_AT, Proposal, score_observation
+from fakegang.tools.rules.evidence import jaccard
 from fakegang_env.engine import Episode
 from fakegang_env.operator import after_round, opening
 from fakegang_env.schema import PlainObservation
@@ -32,34 +37,83 @@ from fakegang_env.schema import PlainObservation
 READING = "read the report"  # the engine's reason while it inspects the starting accounts
 
 
-def play_round(
-    ep: Episode, weights: dict, yields: dict
-) -> tuple[PlainObservation, list[str], dict[str, float]]:
-    """One round as campaign_curves plays it, and the starting accounts' scores once the report
-    is read (the first proposal that is not one of its inspections)."""
-    read: dict[str, float] = {}
+#: The core is judged at this many flags: past the first flags, before most of a round's budget.
+CORE_AT_FLAGS = 4
 
-    def after_report(_ep: Episode, _obs: PlainObservation, start: list[str], p: Proposal) -> None:
+
+def ip_strangers(obs: PlainObservation, accounts: list[str]) -> float | None:
+    """Mean over `accounts` on a shared IP of the accounts on their IP nobody inspected (None:
+    none of them shares an IP)."""
+    profiles = {p.account_id: p for p in obs.visible_accounts}
+    seen = Counter(p.ip_cluster_id for p in profiles.values())
+    counts = [
+        profiles[a].shared_ip_count - (seen[profiles[a].ip_cluster_id] - 1)
+        for a in accounts
+        if a in profiles and profiles[a].shared_ip_count > 0
+    ]
+    return round(sum(counts) / len(counts), 2) if counts else None
+
+
+def cofollow(obs: PlainObservation, accounts: list[str]) -> float | None:
+    """Mean Jaccard of two of `accounts`' follows outside them (None: fewer than two inspected)."""
+    follows = {a: set(fs) for a, fs in obs.graph_edges.items()}
+    inside = [a for a in accounts if a in follows]
+    core = set(inside)
+    pairs = [
+        jaccard(follows[a] - core, follows[b] - core)
+        for i, a in enumerate(inside)
+        for b in inside[i + 1 :]
+    ]
+    return round(sum(pairs) / len(pairs), 3) if pairs else None
+
+
+def rank_of(scores: dict[str, float], account: str) -> int:
+    """0 for the best-scored account of `scores` (ties in the order given)."""
+    order = sorted(scores, key=lambda a: -scores[a])
+    return order.index(account)
+
+
+def play_round(ep: Episode, weights: dict, yields: dict, prior: dict) -> tuple[dict, dict]:
+    """One round as campaign_curves plays it; what the report's reading left (the starting
+    accounts' scores by the pinned weights and by the frozen `prior` on the same observation,
+    at the first proposal that is not one of its inspections) and the core at CORE_AT_FLAGS
+    flags."""
+    read: dict[str, dict[str, float]] = {}
+    core: dict[str, object] = {}
+
+    def watch(_ep: Episode, obs: PlainObservation, start: list[str], p: Proposal) -> None:
         if not read and READING not in p.reason:
-            read.update({a: p.likelihood.get(a, 0.0) for a in start})
+            read["pinned"] = {a: p.likelihood.get(a, 0.0) for a in start}
+            frozen, _ = score_observation(obs, start, prior, yields)
+            read["prior"] = {a: frozen.get(a, 0.0) for a in start}
+        if not core and len(obs.flagged_ids) >= CORE_AT_FLAGS:
+            flagged = list(obs.flagged_ids)
+            core.update(
+                flagged=flagged,
+                strangers=ip_strangers(obs, flagged),
+                cofollow=cofollow(obs, flagged),
+            )
 
-    obs, starting = play(ep, weights, yields, after_report)
-    return obs, starting, read
+    played = play(ep, weights, yields, watch)
+    return {"played": played, **read}, core
 
 
 def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
     """One adaptive campaign played by the learning agent: a row per round."""
     memory = Memory(Path(db_dir) / f"{task}-{c}.sqlite")
     weights = experience.latest_version(memory, task).as_rule_weights()
+    prior = dict(weights)  # what `prior` plays: learning's starting point, frozen
     yields = trace_yields.prior(task, None)
     operator = opening(task, c)
     out = []
     for k in range(rounds):
         ep = Episode.for_adaptive_round(operator)
         ring = set(ep.network.gang_ids)
-        obs, starting, read = play_round(ep, weights, yields)
+        reading, core = play_round(ep, weights, yields, prior)
+        (obs, starting), read = reading["played"], reading["pinned"]
         flagged, inspected = set(obs.flagged_ids), set(obs.inspected_ids)
-        member = max((read.get(a, 0.0) for a in starting if a in ring), default=0.0)
+        reported = next(a for a in starting if a in ring)
+        member = read[reported]
         best = max((a for a in starting if a not in ring), key=lambda a: read.get(a, 0.0))
         report, operator = after_round(operator, ep.network, obs.flagged_ids)
         out.append(
@@ -74,6 +128,11 @@ def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
                 "member_after_report": round(member, 3),
                 "best_lookalike_after_report": round(read.get(best, 0.0), 3),
                 "best_lookalike_role": ep.network.accounts[best].role,
+                "member_rank": rank_of(read, reported),
+                "member_rank_by_prior": rank_of(reading["prior"], reported),
+                "core_members": len(set(core.get("flagged", [])) & ring) if core else None,
+                "core_ip_strangers": core.get("strangers"),
+                "core_cofollow": core.get("cofollow"),
                 "weakened": sorted(t for t, v in report.playbook.items() if v < 0.5),
             }
         )
@@ -93,11 +152,32 @@ def summary(rows: list[dict]) -> dict:
         "member_below_a_lookalike": sum(
             r["member_after_report"] < r["best_lookalike_after_report"] for r in lost
         ),
+        "member_ranked_first_yet_lost": sum(r["member_rank"] == 0 for r in lost),
+        "member_ranked_first": sum(r["member_rank"] == 0 for r in rows),
+        "member_ranked_first_by_prior": sum(r["member_rank_by_prior"] == 0 for r in rows),
         "at_most_two_members_inspected": sum(r["members_inspected"] <= 2 for r in lost),
         "no_right_flag": sum(r["right_flags"] == 0 for r in lost),
         "false_flags": sum(false_flags.values()),
         "false_flags_by_role": dict(false_flags.most_common()),
+        **{
+            key: {
+                "ring": _quartiles(rows, key, lambda n: n >= CORE_AT_FLAGS - 1),
+                "wrong": _quartiles(rows, key, lambda n: n == 0),
+            }
+            for key in ("core_ip_strangers", "core_cofollow")
+        },
     }
+
+
+def _quartiles(rows: list[dict], key: str, members_ok) -> dict:
+    """How many cores at CORE_AT_FLAGS flags had `members_ok(members)`, how many of them had
+    no value of `key` (no shared IP, fewer than two inspected), and the others' range and
+    quartiles."""
+    cores = [r for r in rows if r.get("core_members") is not None and members_ok(r["core_members"])]
+    values = sorted(r[key] for r in cores if r.get(key) is not None)
+    quartiles = [values[len(values) * q // 4] for q in (1, 2, 3)] if values else []
+    return {"cores": len(cores), "no_value": len(cores) - len(values),
+            "range": [values[0], values[-1]] if values else [], "quartiles": quartiles}  # fmt: skip
 
 
 def _job(args: tuple) -> list[dict]:
@@ -125,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"campaign {r['campaign']} round {r['round']}: "
                 f"member {r['member_after_report']:.2f}"
                 f" vs {r['best_lookalike_role']} {r['best_lookalike_after_report']:.2f} after the"
-                f" report; {r['members_inspected']}/{r['ring']} members inspected, "
+                f" report (ranked {r['member_rank'] + 1}, by the prior"
+                f" {r['member_rank_by_prior'] + 1}); {r['members_inspected']}/{r['ring']}"
+                " members inspected, "
                 f"{r['right_flags']} right and {len(r['false_flags'])} false flags; "
                 f"weakened {', '.join(r['weakened'])}"
             )
