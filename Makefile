@@ -45,12 +45,19 @@ $(STAMP): pyproject.toml Makefile
 run: setup
 	$(PY) train.py
 
+# The tests run on two pytest-xdist workers (one per core; one on a 1-core machine), a whole file
+# per worker (--dist loadfile), so a module's expensive fixture (a trained database, a server) is
+# built once. Not loadgroup: with pytest 9.2, xdist 3.8's loadgroup ignores xdist_group marks
+# (pytest-dev/pytest-xdist#1386). Serially, e.g. to debug: `make test XDIST="-n 0"`. A bare
+# `pytest` is serial (no -n in addopts: one file run by hand does not pay the workers' start-up).
+XDIST ?= -n auto --maxprocesses 2 --dist loadfile
+
 test: setup
-	AWS_EC2_METADATA_DISABLED=true $(PY) -m pytest -q
+	AWS_EC2_METADATA_DISABLED=true $(PY) -m pytest -q $(XDIST)
 
 # pytest exits 5 when no test carries the marker; that is not a failure here.
 test-slow: setup
-	AWS_EC2_METADATA_DISABLED=true $(PY) -m pytest -q -m slow; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
+	AWS_EC2_METADATA_DISABLED=true $(PY) -m pytest -q -m slow $(XDIST); rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
 
 test-all: test test-slow
 

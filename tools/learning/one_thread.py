@@ -23,6 +23,7 @@ def _controller(module: str) -> ThreadpoolController:
 
 
 def one_thread(module: str, user_api: str | None = None):
-    """A context manager limiting the thread pools `module` loads (`user_api`: "blas",
-    "openmp" or None for both) to one thread while it is entered."""
+    """A context manager limiting the thread pools loaded once `module` is (`user_api`: "blas",
+    "openmp" or None for both) to one thread while it is entered. Pools a library loads later
+    (llama.cpp's own OpenMP runtime) are left alone: they are not the learner's."""
     return _controller(module).limit(limits=1, user_api=user_api)
