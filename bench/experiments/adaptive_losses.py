@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from bench.experiments.campaign_curves import learn, play
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
+
+from bench.experiments.campaign_curves import learn, play  # noqa: E402
 from fakegang.cli.train import parse_seed_range
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory

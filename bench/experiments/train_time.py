@@ -20,7 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.experiments.same_figures import commit_tree
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.* imports
+
+from bench.experiments.same_figures import commit_tree  # noqa: E402
 
 PHASES = """select task, count(*) as episodes, sum(llm_calls) as llm_calls,
     round(sum((julianday(finished_at) - julianday(started_at)) * 86400), 1) as seconds
