@@ -17,6 +17,16 @@ os.environ.setdefault(
 import pytest  # noqa: E402
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Free the local model before interpreter exit (each xdist worker runs this too), so
+    llama-cpp-python's finaliser does not print an ignored error at teardown."""
+    import sys
+
+    local_llm = sys.modules.get("fakegang.tools.models.local_llm")
+    if local_llm is not None:
+        local_llm.close_models()
+
+
 @pytest.fixture(scope="session")
 def env_url():
     """The real environment server (OpenEnv app under uvicorn) on a free 127.0.0.1 port."""

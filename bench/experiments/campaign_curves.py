@@ -22,7 +22,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +57,16 @@ def play(
     return played["observation"], played["starting_ids"]
 
 
-def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: str) -> dict:
+#: How a round is played: (episode, pinned weights, pinned yields) -> final observation, starting
+#: ids; `play` unless an experiment tries another policy (bench/experiments/second_hypothesis.py).
+Player = Callable[
+    [Episode, dict | None, Mapping[str, float] | None], tuple[PlainObservation, list[str]]
+]
+
+
+def campaign(
+    task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: str, player: Player = play
+) -> dict:
     """One campaign in one mode: `static` (shipped weights), `prior` (learning's starting point,
     frozen) or `learning` (after each round: labelled rows, the pinned model's errors for the
     drift test, refit, learner, yields, as `reflect` does). An adaptive campaign's next playbook
@@ -80,7 +89,7 @@ def campaign(task: str, tactics: str, c: int, rounds: int, mode: str, db_dir: st
             if adaptive
             else Episode.for_round(task, c, k, tactics)
         )
-        obs, starting = play(ep, weights, yields)
+        obs, starting = player(ep, weights, yields)
         pivots: dict[str, int] = {}
         for p in obs.pivots:
             pivots[p.trace] = pivots.get(p.trace, 0) + 1

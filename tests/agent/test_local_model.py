@@ -116,3 +116,30 @@ def test_local_deadline_stops_a_call_and_decide_reports_it():
     )
     assert not result.ok
     assert "deadline" in result.error
+
+
+def test_close_models_frees_the_model_and_a_later_call_loads_it_again(model):
+    """Closed while the interpreter is whole (the test session's end does it), not by
+    `Llama.__del__` at exit; a call afterwards loads the model again."""
+    from fakegang.tools.models import local_llm
+
+    case, choices = CASES[0]
+    model.invoke([("system", SYSTEM), ("human", _user(case, choices))])
+    loaded = list(local_llm._LLAMAS.values())
+    assert loaded
+    assert local_llm.close_models()
+    assert not local_llm._LLAMAS
+    assert all(llama._ctx.ctx is None and llama._model.model is None for llama in loaded)
+    again = model.invoke([("system", SYSTEM), ("human", _user(case, choices))])
+    assert again.content
+    assert local_llm._LLAMAS
+
+
+def test_close_models_leaves_a_model_that_is_still_generating():
+    from fakegang.tools.models import local_llm
+
+    local_llm._CALL_LOCK.acquire()  # what a call in flight holds
+    try:
+        assert local_llm.close_models(wait_s=0.05) is False
+    finally:
+        local_llm._CALL_LOCK.release()

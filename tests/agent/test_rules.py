@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_fixtures import observation, profile, ring_member
 
 from fakegang.tools.rules.actions import parse_action
-from fakegang.tools.rules.engine import propose
+from fakegang.tools.rules.engine import RULED_OUT, propose, score_observation
 
 CUSTOMERS = ["u_c1", "u_c2", "u_c3"]
 
@@ -118,3 +118,17 @@ def test_proposal_is_deterministic() -> None:
     b = ring_member("u_b", ["u_a", *CUSTOMERS], account_age_days=93)
     obs = observation([a, b], visible=["u_a", "u_b", *CUSTOMERS], flagged=["u_a"])
     assert propose(obs, ["u_a"]) == propose(obs, ["u_a"])
+
+
+def test_ruled_out_accounts_stop_steering_the_frontier() -> None:
+    """An account a dropped hypothesis ruled out scores RULED_OUT, and the accounts only it
+    points at fall with it; nothing ruled out scores as before."""
+    a = ring_member("u_a", ["u_b", "u_n", *CUSTOMERS])
+    b = ring_member("u_b", ["u_a", *CUSTOMERS], account_age_days=93, avg_post_hour=3.4)
+    obs = observation([a, b], visible=["u_a", "u_b", "u_n", *CUSTOMERS], flagged=["u_a"])
+    likelihood, frontier = score_observation(obs, ["u_a"])
+    assert score_observation(obs, ["u_a"], ruled_out=()) == (likelihood, frontier)
+    dropped, dropped_frontier = score_observation(obs, ["u_a"], ruled_out={"u_a"})
+    assert dropped["u_a"] == RULED_OUT < likelihood["u_a"]
+    assert dropped["u_b"] == likelihood["u_b"]  # its own evidence is not ruled out
+    assert dropped_frontier["u_n"] < frontier["u_n"]

@@ -175,6 +175,23 @@ def get_llama(model_path: str, n_ctx: int = DEFAULT_N_CTX, n_threads: int = 2) -
         return llama
 
 
+def close_models(wait_s: float = 5.0) -> bool:
+    """Free every loaded `Llama` now, while the interpreter is whole: left to `Llama.__del__`
+    at interpreter exit, llama-cpp-python's close runs after its module globals are gone and
+    prints an ignored `'NoneType' object is not callable`. Nothing is closed (False) while a
+    call is still generating after `wait_s`: freeing the model under it would crash."""
+    if not _CALL_LOCK.acquire(timeout=wait_s):
+        return False
+    try:
+        with _LLAMAS_LOCK:
+            for llama in _LLAMAS.values():
+                llama.close()
+            _LLAMAS.clear()
+    finally:
+        _CALL_LOCK.release()
+    return True
+
+
 def _cpu_share() -> CpuShare:
     global _CPU_SHARE
     if _CPU_SHARE is None:
@@ -241,13 +258,14 @@ class LocalLlamaChatModel(JsonSchemaChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         start = time.monotonic()
-        llama = get_llama(self.model_path, self.n_ctx, self.n_threads)
+        get_llama(self.model_path, self.n_ctx, self.n_threads)  # a load is not a call: unlocked
         wait = self.max_call_s if self.max_call_s else -1
         if not _CALL_LOCK.acquire(timeout=wait):
             raise LocalDeadlineExceeded(
                 f"local model busy with an earlier call for {self.max_call_s:.1f}s"
             )
         try:
+            llama = get_llama(self.model_path, self.n_ctx, self.n_threads)  # not closed since
             threads = self._threads_now(llama)
             llama.deadline = start + self.max_call_s if self.max_call_s else None
             llama.deadline_hit = False

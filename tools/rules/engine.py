@@ -42,6 +42,8 @@ SWAP_MARGIN = 0.1
 STOP_MAX_Q = {"easy": 0.12, "medium": 0.12, "hard": 0.01}
 STOP_EXPECTED = {"easy": 0.6, "medium": 0.6, "hard": 0.05}
 FRONTIER_TOP = 12
+#: The score of an account a dropped hypothesis ruled out (`score_case`).
+RULED_OUT = 0.01
 #: How sure the rule is that reading every starting account before the first flag is right (it
 #: is procedure, not evidence: high enough that only a trusted LLM is asked instead).
 READ_THE_REPORT_CONFIDENCE = 0.9
@@ -105,13 +107,17 @@ def score_case(
     view: CaseView,
     weights: dict[str, Any] | None = None,
     yields: Mapping[str, float] | None = None,
+    ruled_out: Collection[str] = (),
 ) -> tuple[dict[str, float], dict[str, float]]:
     """P(gang) for inspected accounts and for the uninspected frontier.
 
     `weights` (profile/frontier) are the refit ones pinned by the episode
     (tools/learning/experience.py); None means the shipped weights. Accounts revealed by pivots
     also carry their origin (tools/rules/pivots.py) under the trace `yields` pinned by the
-    episode (None: the shipped ones); an episode that never pivots scores exactly as before."""
+    episode (None: the shipped ones); an episode that never pivots scores exactly as before.
+    `ruled_out` inspected accounts score RULED_OUT wherever the frontier and the pivots read
+    them, so a hypothesis the policy dropped stops steering the exploration (the shipped policy
+    rules nothing out; bench/experiments/second_hypothesis.py tries it)."""
     weights = weights or load_weights()
     model = weights.get("profile_model")  # the learner of the current operator, if pinned
     if model is None:
@@ -122,6 +128,7 @@ def score_case(
         ids = list(view.profiles)
         probabilities = model.probabilities([profile_features(view, a) for a in ids])
         likelihood = dict(zip(ids, probabilities, strict=True))
+    likelihood = _rule_out(likelihood, ruled_out)
     frontier = {}
     known = sum(likelihood.values())
     baseline: float | None = None  # accounts nobody known points at share one score
@@ -140,10 +147,16 @@ def score_case(
         pinned = pivoting.shipped_yields(view.obs.task) if yields is None else yields
         found = pivoting.episode_yields(view.obs, likelihood, pinned)
         judged = pivoting.source_evidence(view.obs, likelihood, found)
-        likelihood = {**likelihood, **judged}
+        likelihood = _rule_out({**likelihood, **judged}, ruled_out)
         evidence = pivoting.pivot_evidence(view.obs, likelihood, found)
         frontier = pivoting.combine(frontier, evidence)
     return likelihood, frontier
+
+
+def _rule_out(likelihood: dict[str, float], ruled_out: Collection[str]) -> dict[str, float]:
+    if not ruled_out:
+        return likelihood
+    return {a: RULED_OUT if a in ruled_out else p for a, p in likelihood.items()}
 
 
 def score_observation(
@@ -151,8 +164,9 @@ def score_observation(
     starting_ids: list[str],
     weights: dict[str, Any] | None = None,
     yields: Mapping[str, float] | None = None,
+    ruled_out: Collection[str] = (),
 ) -> tuple[dict[str, float], dict[str, float]]:
-    return score_case(CaseView.build(obs, starting_ids), weights, yields)
+    return score_case(CaseView.build(obs, starting_ids), weights, yields, ruled_out)
 
 
 def propose(
