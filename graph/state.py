@@ -7,7 +7,7 @@ the current step, replaced (never appended) at each step.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 # typing_extensions' TypedDict: pydantic (LangGraph's input/output JSON schemas, which Studio
 # shows) refuses typing.TypedDict before Python 3.12
@@ -64,6 +64,7 @@ class RuleRecord(TypedDict):
     action: str
     confidence: float
     reason: str
+    hypothesis: NotRequired[bool]  # the action flags a hypothesis from the report
 
 
 class LlmRecord(TypedDict, total=False):
@@ -190,5 +191,6 @@ class EpisodeState(EpisodeInput, EpisodeOutput, total=False):
     llm_verdicts: dict[str, str]  # arbitrate: account -> flag|unflag the LLM decided (kept)
     llm_flips: dict[str, int]  # arbitrate: account -> flags and unflags the LLM decided on it
     unflagged_ids: list[str]  # arbitrate: unflagged this episode (the rule never re-flags them)
+    hypotheses: list[list]  # arbitrate: [account, step count] of each hypothesis flagged (engine)
     last: LastRecord  # step_env
     operator: dict[str, Any]  # step_env: an adaptive round's operator debrief, once it ended

@@ -1,11 +1,12 @@
 """Why does the learning agent lose a round of an adaptive campaign?
 
-    python bench/experiments/adaptive_losses.py [--task hard] [--campaigns 100-111]
-                                    [--rounds 8] [--workers 2] [--json]
+    python bench/experiments/adaptive_losses.py [--task hard] [--tactics adaptive]
+                                    [--campaigns 100-111] [--rounds 8] [--workers 2] [--json]
 
-Plays `learning` in-process, as bench/experiments/campaign_curves.py does, and for every round
-keeps what decides it: the scores of the starting accounts once the report is read (the reported
-member against the best look-alike), where the reported member ranks among them for the learner
+Plays `learning` in-process (an adaptive campaign, or the campaign of another `--tactics`), as
+bench/experiments/campaign_curves.py does, and for every round keeps what decides it: the scores
+of the starting accounts once the report is read (the reported member against the best
+look-alike), where the reported member ranks among them for the learner
 and for the frozen prior reading the same observation, how many ring members were ever
 inspected, the roles of the innocents flagged, and the core at the fourth flag: how many of it
 are members, its IP strangers (accounts on the flagged accounts' IPs that nobody inspected, what
@@ -36,6 +37,7 @@ from fakegang.tools.rules.evidence import jaccard
 from fakegang_env.engine import Episode
 from fakegang_env.operator import after_round, opening
 from fakegang_env.schema import PlainObservation
+from fakegang_env.tactics import ADAPTIVE, campaign_round
 
 READING = "read the report"  # the engine's reason while it inspects the starting accounts
 
@@ -101,16 +103,21 @@ def play_round(ep: Episode, weights: dict, yields: dict, prior: dict) -> tuple[d
     return {"played": played, **read}, core
 
 
-def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
-    """One adaptive campaign played by the learning agent: a row per round."""
-    memory = Memory(Path(db_dir) / f"{task}-{c}.sqlite")
+def campaign(task: str, c: int, rounds: int, db_dir: str, tactics: str = ADAPTIVE) -> list[dict]:
+    """One campaign played by the learning agent: a row per round."""
+    memory = Memory(Path(db_dir) / f"{task}-{tactics}-{c}.sqlite")
     weights = experience.latest_version(memory, task).as_rule_weights()
     prior = dict(weights)  # what `prior` plays: learning's starting point, frozen
     yields = trace_yields.prior(task, None)
-    operator = opening(task, c)
+    adaptive = tactics == ADAPTIVE
+    operator = opening(task, c) if adaptive else None
     out = []
     for k in range(rounds):
-        ep = Episode.for_adaptive_round(operator)
+        ep = (
+            Episode.for_adaptive_round(operator)
+            if adaptive
+            else Episode.for_round(task, c, k, tactics)
+        )
         ring = set(ep.network.gang_ids)
         reading, core = play_round(ep, weights, yields, prior)
         (obs, starting), read = reading["played"], reading["pinned"]
@@ -118,7 +125,11 @@ def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
         reported = next(a for a in starting if a in ring)
         member = read[reported]
         best = max((a for a in starting if a not in ring), key=lambda a: read.get(a, 0.0))
-        report, operator = after_round(operator, ep.network, obs.flagged_ids)
+        if adaptive:
+            report, operator = after_round(operator, ep.network, obs.flagged_ids)
+            playbook = report.playbook
+        else:
+            playbook = campaign_round(task, c, k, tactics).playbook.channels
         out.append(
             {
                 "campaign": c,
@@ -136,7 +147,7 @@ def campaign(task: str, c: int, rounds: int, db_dir: str) -> list[dict]:
                 "core_members": len(set(core.get("flagged", [])) & ring) if core else None,
                 "core_ip_strangers": core.get("strangers"),
                 "core_cofollow": core.get("cofollow"),
-                "weakened": sorted(t for t, v in report.playbook.items() if v < 0.5),
+                "weakened": sorted(t for t, v in playbook.items() if v < 0.5),
             }
         )
         weights, yields = learn(memory, task, f"c{c}-r{k}", obs, starting, weights)
@@ -190,15 +201,22 @@ def _job(args: tuple) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", default="hard")
+    ap.add_argument("--tactics", default=ADAPTIVE)
     ap.add_argument("--campaigns", type=parse_seed_range, default=list(range(100, 112)))
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", action="store_true", help="print the rows and summary as JSON")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(a.workers) as pool:
-        jobs = [(a.task, c, a.rounds, tmp) for c in a.campaigns]
+        jobs = [(a.task, c, a.rounds, tmp, a.tactics) for c in a.campaigns]
         rows = [r for rounds in pool.map(_job, jobs) for r in rounds]
-    result = {"task": a.task, "campaigns": a.campaigns, "summary": summary(rows), "rows": rows}
+    result = {
+        "task": a.task,
+        "tactics": a.tactics,
+        "campaigns": a.campaigns,
+        "summary": summary(rows),
+        "rows": rows,
+    }
     if a.json:
         print(json.dumps(result, indent=1))
         return 0

@@ -3,7 +3,7 @@ a friend group when it forms, then grow the next hypothesis from the report.
 
     python bench/experiments/second_hypothesis.py [--task hard] [--tactics adaptive]
         [--campaigns 100-111] [--rounds 8] [--modes prior,learning] [--strangers 4]
-        [--seeds 1] [--patience N] [--workers 2] [--json]
+        [--seeds 1] [--patience N] [--plain-engine] [--workers 2] [--json]
 
 Plays bench/experiments/campaign_curves.py's campaigns with the rule player plus two moves the
 shipped engine does not make:
@@ -18,6 +18,9 @@ shipped engine does not make:
   would be dropped at once), at most `--seeds` times a round. With `--patience N`, a held seed
   that is still the only flag N budget steps later is ruled out too.
 
+The engine's own hypothesis from the report (tools/rules/engine.py, `HYPOTHESIS_AFTER`) plays
+underneath unless `--plain-engine`: the figures in docs/design-decisions.md ("The second
+hypothesis, tried") were measured before it existed, and `--plain-engine` plays them again.
 `--strangers 0` never fires: the plain in-process player. Prints each mode's win rate and its
 firings: members in the dropped core, budget left, whether the seed was a member, the round won.
 """
@@ -59,6 +62,7 @@ class Hypotheses:
     strangers: float = 4.0
     seeds: int = 1
     patience: int | None = None
+    engine_hypotheses: bool = True  # False: the engine as it was before its own hypothesis
     firings: list[dict] = field(default_factory=list)
 
     def play(
@@ -73,6 +77,7 @@ class Hypotheses:
         unflagged: set[str] = set()
         ruled_out: set[str] = set()
         held: dict[str, str] = {}  # seeds, as verdicts the rule does not reverse
+        hypotheses: list[tuple[str, int]] = []  # the engine's own, from the report
         seeded: list[tuple[str, int]] = []  # (seed, budget left when it was flagged)
         checked: set[frozenset[str]] = set()
         firings: list[dict] = []
@@ -101,8 +106,12 @@ class Hypotheses:
                     and obs.steps_remaining <= seeded[-1][1] - self.patience
                 ):
                     ruled_out.add(flagged[0])
-                action = self._move(obs, starting, weights, yields, ruled_out, held, unflagged)
+                action, own = self._move(
+                    obs, starting, weights, yields, ruled_out, held, unflagged, hypotheses
+                )
                 kind, account, _ = parse_step(action)
+                if own and account:
+                    hypotheses.append((account, obs.step_count))
                 if kind == "flag" and account in held and account not in dict(seeded):
                     seeded.append((account, obs.steps_remaining))
                     if firings:
@@ -126,12 +135,14 @@ class Hypotheses:
         ruled_out: set[str],
         held: dict[str, str],
         unflagged: set[str],
-    ) -> str:
-        """Unflag a ruled-out account, seed the next hypothesis, or the engine's proposal."""
+        hypotheses: list[tuple[str, int]],
+    ) -> tuple[str, bool]:
+        """Unflag a ruled-out account, seed the next hypothesis, or the engine's proposal (and
+        whether it flags one of the engine's own hypotheses)."""
         flagged = list(obs.flagged_ids)
         dropped = [a for a in flagged if a in ruled_out]
         if dropped:
-            return format_action("unflag", dropped[0])
+            return format_action("unflag", dropped[0]), False
         scores = score_observation(obs, starting, weights, yields, ruled_out)
         if ruled_out and not flagged and len(held) < self.seeds:
             likelihood = scores[0]
@@ -139,16 +150,22 @@ class Hypotheses:
             if left:
                 seed = max(left)[1]
                 held[seed] = "flag"
-                return format_action("flag", seed)
+                return format_action("flag", seed), False
         proposal = propose(
-            obs, starting, scores, unflagged=unflagged, pivot_yields=yields, llm_verdicts=held
+            obs,
+            starting,
+            scores,
+            unflagged=unflagged,
+            pivot_yields=yields,
+            llm_verdicts=held,
+            hypotheses=hypotheses if self.engine_hypotheses else None,
         )
-        return proposal.action
+        return proposal.action, proposal.hypothesis
 
 
 def _job(args: tuple) -> dict:
-    *campaign_args, strangers, seeds, patience = args
-    player = Hypotheses(strangers, seeds, patience)
+    *campaign_args, strangers, seeds, patience, engine_hypotheses = args
+    player = Hypotheses(strangers, seeds, patience, engine_hypotheses)
     out = campaign_curves.campaign(*campaign_args, player=player.play)
     return {**out, "firings": player.firings}
 
@@ -185,13 +202,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strangers", type=float, default=4.0, help="0: the check never fires")
     ap.add_argument("--seeds", type=int, default=1, help="next hypotheses per round")
     ap.add_argument("--patience", type=int, default=None, help="budget steps a seed gets")
+    ap.add_argument(
+        "--plain-engine",
+        action="store_true",
+        help="the engine without its own hypothesis from the report (the documented figures)",
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     modes = a.modes.split(",")
     with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(a.workers) as pool:
         jobs = [
-            (a.task, a.tactics, c, a.rounds, m, tmp, a.strangers, a.seeds, a.patience)
+            (
+                a.task,
+                a.tactics,
+                c,
+                a.rounds,
+                m,
+                tmp,
+                a.strangers,
+                a.seeds,
+                a.patience,
+                not a.plain_engine,
+            )  # fmt: skip
             for m in modes
             for c in a.campaigns
         ]

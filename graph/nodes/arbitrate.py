@@ -39,7 +39,8 @@ def arbitrate(state: EpisodeState) -> dict:
 
     A flag or unflag the LLM decided goes into `llm_verdicts`, which the rule does not reverse
     by itself (tools/rules/engine.py `propose`); the LLM's next decision on that account replaces
-    it."""
+    it. A hypothesis the rule proposed and that was played goes into `hypotheses`, so the rule
+    holds it and tries at most `HYPOTHESES`."""
     rule = state["rule"]
     llm = state.get("llm", {})
     llm_action = llm.get("action") if llm.get("status") == "ok" else None
@@ -63,6 +64,8 @@ def arbitrate(state: EpisodeState) -> dict:
     unflagged = state.get("unflagged_ids") or []
     if kind == "unflag" and account and account not in unflagged:
         update["unflagged_ids"] = [*unflagged, account]
+    if rule.get("hypothesis") and action == rule["action"] and account:
+        update["hypotheses"] = [*(state.get("hypotheses") or []), [account, state["step_count"]]]
     tally = {TALLY_KEY.get(mode, mode): 1}  # increments: the state's reducer adds them up
     if was_asked(llm):
         tally["llm_calls"] = 1

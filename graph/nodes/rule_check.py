@@ -29,12 +29,15 @@ def rule_check(state: EpisodeState, runtime: Runtime[Context], config: RunnableC
         unflagged=state.get("unflagged_ids") or (),
         pivot_yields=yields(state),
         wide_menu=state["alpha"] >= ALPHA_TRUSTED,
+        hypotheses=[(a, at) for a, at in state.get("hypotheses") or ()],
     )
     rule: RuleRecord = {
         "action": proposal.action,
         "confidence": proposal.confidence,
         "reason": proposal.reason,
     }
+    if proposal.hypothesis:
+        rule["hypothesis"] = True
     return {"rule": rule, "choices": proposal.choices}
 
 

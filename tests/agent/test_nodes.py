@@ -193,6 +193,19 @@ def test_arbitrate_remembers_every_account_unflagged_in_the_episode() -> None:
     assert "unflagged_ids" not in nodes.arbitrate(base_state())
 
 
+def test_arbitrate_records_a_hypothesis_played_not_one_overruled() -> None:
+    rule = {"action": "flag u_a", "confidence": 0.4, "reason": "hypothesis", "hypothesis": True}
+    played = base_state(
+        rule=rule, choices=["flag u_a", "inspect u_b", "submit"], llm={"status": "skipped"},
+        alpha=0.2, step_count=24, hypotheses=[["u_z", 16]],
+    )  # fmt: skip
+    assert nodes.arbitrate(played)["hypotheses"] == [["u_z", 16], ["u_a", 24]]
+    overruled = {**played, "llm": {"status": "ok", "action": "inspect u_b", "tokens": 3}}
+    overruled["alpha"] = 0.9
+    out = nodes.arbitrate(overruled)
+    assert out["decision"]["action"] == "inspect u_b" and "hypotheses" not in out
+
+
 def test_arbitrate_submits_past_the_action_cap() -> None:
     out = nodes.arbitrate(base_state(action_count=90))
     assert out["decision"]["action"] == "submit"

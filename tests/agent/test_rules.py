@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from agent_fixtures import observation, profile, ring_member
 
+from fakegang.tools.learning import experience, trace_yields
+from fakegang.tools.memory.store import Memory
+from fakegang.tools.rules import engine
 from fakegang.tools.rules.actions import parse_action
-from fakegang.tools.rules.engine import RULED_OUT, propose, score_observation
+from fakegang.tools.rules.engine import FLAG_AT, RULED_OUT, Proposal, propose, score_observation
+from fakegang.tools.rules.player import play_episode
+from fakegang_env.engine import Episode
 
 CUSTOMERS = ["u_c1", "u_c2", "u_c3"]
 
@@ -132,3 +137,80 @@ def test_ruled_out_accounts_stop_steering_the_frontier() -> None:
     assert dropped["u_a"] == RULED_OUT < likelihood["u_a"]
     assert dropped["u_b"] == likelihood["u_b"]  # its own evidence is not ruled out
     assert dropped_frontier["u_n"] < frontier["u_n"]
+
+
+def _unread_report() -> tuple[list, list[str]]:
+    """Two starting accounts read, neither likely enough to flag; u_s1 the likelier."""
+    s1 = profile("u_s1", ["u_x"], photo_reuse_score=0.3, account_age_days=120)
+    s2 = profile("u_s2", ["u_y"])
+    return [s1, s2], ["u_s1", "u_s2", "u_x", "u_y"]
+
+
+def test_a_hypothesis_from_the_report_once_nothing_is_flagged_late_in_the_budget() -> None:
+    profiles, visible = _unread_report()
+    starting = ["u_s1", "u_s2"]
+    early = propose(
+        observation(profiles, visible=visible, steps_remaining=40), starting, hypotheses=[]
+    )
+    assert not early.hypothesis and not early.action.startswith("flag")  # 10 of 50 steps used
+    late_obs = observation(profiles, visible=visible, steps_remaining=30)
+    late = propose(late_obs, starting, hypotheses=[])
+    # a caller that does not record hypotheses (None) gets none: it could not hold them
+    assert not propose(late_obs, starting).action.startswith("flag")
+    p1, p2 = late.likelihood["u_s1"], late.likelihood["u_s2"]
+    assert p2 < p1 < FLAG_AT
+    assert late.action == "flag u_s1" and late.hypothesis and "hypothesis" in late.reason
+    assert late.confidence == round(p1 / (p1 + p2), 4)  # its share of the starting accounts
+
+
+def test_the_rule_holds_a_hypothesis_until_its_patience_runs_out() -> None:
+    profiles, visible = _unread_report()
+    starting = ["u_s1", "u_s2"]
+    obs = observation(profiles, visible=visible, flagged=["u_s1"], steps_remaining=30)
+    assert propose(obs, starting).action == "unflag u_s1"  # scored under UNFLAG_BELOW
+    held = propose(obs, starting, hypotheses=[("u_s1", 20)])
+    assert held.action != "unflag u_s1" and not held.hypothesis
+    later = observation(profiles, visible=visible, flagged=["u_s1"], steps_remaining=25)
+    dropped = propose(later, starting, hypotheses=[("u_s1", 20)])  # 5 = 0.1 of 50 steps later
+    assert dropped.action == "unflag u_s1" and "hypothesis dropped" in dropped.reason
+    # the next one is the other starting account, and there is no third
+    after = observation(profiles, visible=visible, steps_remaining=24)
+    second = propose(after, starting, unflagged=["u_s1"], hypotheses=[("u_s1", 20)])
+    assert not propose(after, starting, unflagged=["u_s1"]).hypothesis
+    assert second.action == "flag u_s2" and second.hypothesis
+    tried = [("u_s1", 20), ("u_s2", 26)]
+    third = propose(after, starting, unflagged=["u_s1", "u_s2"], hypotheses=tried)
+    assert not third.hypothesis and not third.action.startswith("flag")
+
+
+def test_a_hypothesis_that_grew_a_core_is_not_dropped() -> None:
+    profiles, visible = _unread_report()
+    obs = observation(profiles, visible=visible, flagged=["u_s1", "u_s2"], steps_remaining=10)
+    prop = propose(obs, ["u_s1", "u_s2"], hypotheses=[("u_s1", 20)])
+    assert prop.action != "unflag u_s1"
+
+
+def test_a_hypothesis_wins_a_round_the_rule_alone_loses(tmp_path, monkeypatch) -> None:
+    """Hard `mixed` campaign 133, round 0, with learning's starting weights: nothing reaches the
+    flag threshold, the hypothesis is the reported member and its core is the ring."""
+    memory = Memory(tmp_path / "memory.sqlite")
+    weights = experience.latest_version(memory, "hard").as_rule_weights()
+    yields = trace_yields.prior("hard", None)
+
+    def played() -> tuple[dict, list[Proposal]]:
+        seen: list[Proposal] = []
+        out = play_episode(
+            Episode.for_round("hard", 133, 0, "mixed"),
+            lambda _ep, _obs, _start, p: seen.append(p),
+            scorer=lambda _ep, obs, start: score_observation(obs, start, weights, yields),
+            pivot_yields=yields,
+        )
+        return out, [p for p in seen if p.hypothesis]
+
+    won, hypotheses = played()
+    ring = set(Episode.for_round("hard", 133, 0, "mixed").network.gang_ids)
+    assert won["won"] and [parse_action(p.action)[1] in ring for p in hypotheses] == [True]
+    monkeypatch.setattr(engine, "HYPOTHESES", 0)
+    lost, none = played()
+    assert not lost["won"] and none == []
+    memory.close()

@@ -85,3 +85,12 @@ def test_a_played_campaign_gives_a_row_per_round_from_the_debrief(tmp_path) -> N
         assert set(r["weakened"]) <= {"creation_burst", "posting_sync", "content_reuse",
                                       "shared_proxies", "ring_density", "lockstep_cofollow",
                                       "camouflage", "renames", "evasion"}  # fmt: skip
+
+
+def test_a_campaign_of_another_tactics_reads_the_weakened_channels_from_its_schedule(
+    tmp_path,
+) -> None:
+    rows = campaign("hard", 101, 1, str(tmp_path), "diversified")
+    [row] = rows
+    assert row["weakened"] == ["content_reuse", "posting_sync", "shared_proxies"]
+    assert 0 <= row["right_flags"] <= row["members_inspected"] <= row["ring"]

@@ -146,3 +146,23 @@ def test_campaign_refuses_bad_input_clearly(capsys):
     assert "P in [0, 1]" in capsys.readouterr().err
     assert main(["campaign", "--task", "easy", "--model", "expert:1", "--env-url", "http://x"]) == 2
     assert "embedded" in capsys.readouterr().err
+
+
+def test_a_hypothesis_from_the_report_through_the_graph(tmp_path):
+    """Hard `mixed` campaign 133, round 0, `prior`: nothing reaches the flag threshold, the rule's
+    hypothesis is played, recorded in the steps and held; the round is won (the in-process
+    player's twin is tests/agent/test_rules.py)."""
+    db = tmp_path / "c.sqlite"
+    argv = ["campaign", "--task", "hard", "--tactics", "mixed", "--campaigns", "133-133",
+            "--rounds", "1", "--model", "fake", "--modes", "prior", "--no-progress",
+            "--merge-into", str(db), "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 0
+    memory = Memory(db)
+    steps = list(memory.db.query("select idx, action, rule_reason from steps order by idx"))
+    [won] = [r["won"] for r in memory.db.query("select won from episodes")]
+    memory.close()
+    hypotheses = [s for s in steps if s["rule_reason"].startswith("hypothesis from the report")]
+    assert [s["action"] for s in hypotheses] == ["flag u_2e850d"]
+    seed_at = hypotheses[0]["idx"]
+    assert not any(s["action"] == "unflag u_2e850d" for s in steps if s["idx"] > seed_at)
+    assert won == 1

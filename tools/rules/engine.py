@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -44,6 +44,14 @@ STOP_EXPECTED = {"easy": 0.6, "medium": 0.6, "hard": 0.05}
 FRONTIER_TOP = 12
 #: The score of an account a dropped hypothesis ruled out (`score_case`).
 RULED_OUT = 0.01
+#: A hypothesis from the report: with this share of the budget spent, the report read and nothing
+#: flagged, the best-scored starting account is flagged (the report says one of them is a member;
+#: flagged, it gives the others core evidence to be recognised by) and held; it is unflagged if
+#: it is still the only flag HYPOTHESIS_PATIENCE of the budget later, and at most HYPOTHESES are
+#: tried an episode (docs/design-decisions.md, "A hypothesis from the report").
+HYPOTHESIS_AFTER = 0.3
+HYPOTHESIS_PATIENCE = 0.1
+HYPOTHESES = 2
 #: How sure the rule is that reading every starting account before the first flag is right (it
 #: is procedure, not evidence: high enough that only a trusted LLM is asked instead).
 READ_THE_REPORT_CONFIDENCE = 0.9
@@ -71,6 +79,7 @@ class Proposal:
     choices: list[str] = field(default_factory=list)  # the menu offered the LLM, the rule's first
     likelihood: dict[str, float] = field(default_factory=dict)  # inspected id -> P(gang)
     frontier: dict[str, float] = field(default_factory=dict)  # uninspected id -> P(gang)
+    hypothesis: bool = False  # the action flags a hypothesis from the report (callers record it)
 
 
 @lru_cache(maxsize=1)
@@ -179,6 +188,7 @@ def propose(
     unflagged: Collection[str] = (),
     pivot_yields: Mapping[str, float] | None = None,
     wide_menu: bool = False,
+    hypotheses: Sequence[tuple[str, int]] | None = None,
 ) -> Proposal:
     """Decide one action for this observation (pure function of its inputs).
 
@@ -200,6 +210,11 @@ def propose(
     `wide_menu` (an LLM trusted to decide wherever the rule is not near-certain) offers every
     inspected account to flag, more inspections, pivots and unflags: a trusted model is not held
     to what the rule already sees (its choices change nothing else in the proposal).
+    `hypotheses` are the hypotheses from the report flagged so far this episode, as (account,
+    step count when flagged), recorded by the caller from proposals with `hypothesis` set: the
+    rule keeps a hypothesis flagged until HYPOTHESIS_PATIENCE of the budget shows no other flag.
+    None: the caller does not record them, and the engine makes no hypothesis (it would unflag
+    an unrecorded one for its low score and flag it again, flags costing no budget step).
     """
     verdicts = llm_verdicts or {}
     likelihood, frontier = scores or score_observation(obs, starting_ids)
@@ -218,7 +233,10 @@ def propose(
         if verdicts.get(a) != "unflag" and a not in once_unflagged
     ]
     flagged_by_score = sorted((p, a) for a, p in likelihood.items() if a in flagged)
-    unflag_candidates = [(p, a) for p, a in flagged_by_score if verdicts.get(a) != "flag"]
+    held = {a: at for a, at in hypotheses or () if a in flagged}
+    unflag_candidates = [
+        (p, a) for p, a in flagged_by_score if verdicts.get(a) != "flag" and a not in held
+    ]
     pivot_moves = (
         pivoting.candidates(obs, likelihood, pivot_yields) if pivot_yields is not None else []
     )
@@ -227,12 +245,18 @@ def propose(
         flag_candidates, flagged_by_score, menu_frontier, can_inspect, pivot_moves, wide_menu
     )
 
-    def done(action: str, confidence: float, reason: str) -> Proposal:
+    def done(action: str, confidence: float, reason: str, hypothesis: bool = False) -> Proposal:
         if action in choices:  # the rule's own action leads the menu
             choices.remove(action)
         choices.insert(0, action)
         return Proposal(
-            action, round(confidence, 4), reason, choices, likelihood, dict(top_frontier)
+            action,
+            round(confidence, 4),
+            reason,
+            choices,
+            likelihood,
+            dict(top_frontier),
+            hypothesis,
         )
 
     ring_max = get_task(obs.task).gang_max
@@ -244,6 +268,15 @@ def propose(
             READ_THE_REPORT_CONFIDENCE,
             f"read the report first: {len(unread)} starting accounts not inspected yet",
         )
+    budget = get_task(obs.task).max_steps
+    if len(held) == 1 == len(flagged):
+        ((seed, at),) = held.items()
+        if obs.step_count - at >= HYPOTHESIS_PATIENCE * budget:
+            return done(
+                format_action("unflag", seed),
+                1 - likelihood.get(seed, 0.0),
+                f"hypothesis dropped: still the only flag {obs.step_count - at} steps later",
+            )
     if rule_flag_candidates and rule_flag_candidates[0][0] >= FLAG_AT:
         p, a = rule_flag_candidates[0]
         if len(flagged) < ring_max:
@@ -262,6 +295,21 @@ def propose(
     if unflag_candidates and unflag_candidates[0][0] < UNFLAG_BELOW:
         p, a = unflag_candidates[0]
         return done(format_action("unflag", a), 1 - p, f"evidence fell to P(ring)={p:.2f}")
+    seed = (
+        None
+        if hypotheses is None
+        else _hypothesis(obs, starting_ids, likelihood, hypotheses, once_unflagged, verdicts)
+    )
+    if seed is not None:
+        a, share = seed
+        return done(
+            format_action("flag", a),
+            share,
+            f"hypothesis from the report: nothing flagged after {obs.step_count} steps; the "
+            f"likeliest starting account (P(ring)={likelihood[a]:.2f}, {share:.0%} of the "
+            "starting accounts' total)",
+            hypothesis=True,
+        )
 
     expected_left = sum(q for _, q in top_frontier)
     max_q = top_frontier[0][1] if top_frontier else 0.0
@@ -285,6 +333,34 @@ def propose(
     x, q = top_frontier[0]
     conf = max(EXPLORATION_CONFIDENCE_FLOOR, min(0.95, q))
     return done(format_action("inspect", x), conf, f"likeliest unexplored account q={q:.2f}")
+
+
+def _hypothesis(
+    obs: PlainObservation,
+    starting_ids: list[str],
+    likelihood: Mapping[str, float],
+    hypotheses: Sequence[tuple[str, int]],
+    once_unflagged: Collection[str],
+    verdicts: Mapping[str, str],
+) -> tuple[str, float] | None:
+    """The starting account to flag as a hypothesis, with its share of the starting accounts'
+    total score (its chance to be the reported member if exactly one is), or None: something is
+    flagged, the report is unread, it is too early, or HYPOTHESES were tried."""
+    if obs.flagged_ids or len(hypotheses) >= HYPOTHESES:
+        return None
+    if obs.step_count < HYPOTHESIS_AFTER * get_task(obs.task).max_steps:
+        return None
+    if any(a not in likelihood for a in starting_ids):
+        return None
+    tried = {a for a, _ in hypotheses} | set(once_unflagged)
+    left = [
+        (likelihood[a], a) for a in starting_ids if a not in tried and verdicts.get(a) != "unflag"
+    ]
+    if not left:
+        return None
+    p, a = max(left)
+    total = sum(likelihood[x] for x in starting_ids)
+    return a, (p / total if total > 0 else 1.0 / len(starting_ids))
 
 
 def _order(obs: PlainObservation, account_id: str) -> int:

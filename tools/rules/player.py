@@ -56,6 +56,7 @@ def play_episode(
     flags: list[tuple[float, float, bool]] = []  # (confidence, raw evidence score, truly gang)
     max_actions = get_task(task).max_steps * 3
     unflagged: set[str] = set()
+    hypotheses: list[tuple[str, int]] = []
     n = 0
     while not obs.done:
         if scorer is not None:
@@ -70,6 +71,7 @@ def play_episode(
                 early_submit=early_submit,
                 unflagged=unflagged,
                 pivot_yields=pivot_yields,
+                hypotheses=hypotheses,
             )
             if n < max_actions
             else Proposal("submit", 1.0, "cap")
@@ -87,6 +89,8 @@ def play_episode(
             )
         if action_type == "unflag" and account_id:
             unflagged.add(account_id)
+        if proposal.hypothesis and account_id:
+            hypotheses.append((account_id, obs.step_count))
         obs = PlainObservation(**episode.step(action_type, account_id, trace))
         n += 1
     return {
