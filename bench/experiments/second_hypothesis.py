@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 a.seeds,
                 a.patience,
                 not a.plain_engine,
-            )  # fmt: skip
+            )
             for m in modes
             for c in a.campaigns
         ]

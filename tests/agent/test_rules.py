@@ -139,7 +139,7 @@ def test_ruled_out_accounts_stop_steering_the_frontier() -> None:
     assert dropped_frontier["u_n"] < frontier["u_n"]
 
 
-def _unread_report() -> tuple[list, list[str]]:
+def _read_report() -> tuple[list, list[str]]:
     """Two starting accounts read, neither likely enough to flag; u_s1 the likelier."""
     s1 = profile("u_s1", ["u_x"], photo_reuse_score=0.3, account_age_days=120)
     s2 = profile("u_s2", ["u_y"])
@@ -147,7 +147,7 @@ def _unread_report() -> tuple[list, list[str]]:
 
 
 def test_a_hypothesis_from_the_report_once_nothing_is_flagged_late_in_the_budget() -> None:
-    profiles, visible = _unread_report()
+    profiles, visible = _read_report()
     starting = ["u_s1", "u_s2"]
     early = propose(
         observation(profiles, visible=visible, steps_remaining=40), starting, hypotheses=[]
@@ -164,7 +164,7 @@ def test_a_hypothesis_from_the_report_once_nothing_is_flagged_late_in_the_budget
 
 
 def test_the_rule_holds_a_hypothesis_until_its_patience_runs_out() -> None:
-    profiles, visible = _unread_report()
+    profiles, visible = _read_report()
     starting = ["u_s1", "u_s2"]
     obs = observation(profiles, visible=visible, flagged=["u_s1"], steps_remaining=30)
     assert propose(obs, starting).action == "unflag u_s1"  # scored under UNFLAG_BELOW
@@ -184,7 +184,7 @@ def test_the_rule_holds_a_hypothesis_until_its_patience_runs_out() -> None:
 
 
 def test_a_hypothesis_that_grew_a_core_is_not_dropped() -> None:
-    profiles, visible = _unread_report()
+    profiles, visible = _read_report()
     obs = observation(profiles, visible=visible, flagged=["u_s1", "u_s2"], steps_remaining=10)
     prop = propose(obs, ["u_s1", "u_s2"], hypotheses=[("u_s1", 20)])
     assert prop.action != "unflag u_s1"

@@ -259,7 +259,8 @@ def propose(
             hypothesis,
         )
 
-    ring_max = get_task(obs.task).gang_max
+    task = get_task(obs.task)
+    ring_max, budget = task.gang_max, task.max_steps
     starting = set(starting_ids)
     unread = [x for x, _ in ranked_frontier if x in starting] if can_inspect and not flagged else []
     if unread:  # the likeliest first, in the frontier's own order
@@ -268,7 +269,6 @@ def propose(
             READ_THE_REPORT_CONFIDENCE,
             f"read the report first: {len(unread)} starting accounts not inspected yet",
         )
-    budget = get_task(obs.task).max_steps
     if len(held) == 1 == len(flagged):
         ((seed, at),) = held.items()
         if obs.step_count - at >= HYPOTHESIS_PATIENCE * budget:
@@ -295,11 +295,7 @@ def propose(
     if unflag_candidates and unflag_candidates[0][0] < UNFLAG_BELOW:
         p, a = unflag_candidates[0]
         return done(format_action("unflag", a), 1 - p, f"evidence fell to P(ring)={p:.2f}")
-    seed = (
-        None
-        if hypotheses is None
-        else _hypothesis(obs, starting_ids, likelihood, hypotheses, once_unflagged, verdicts)
-    )
+    seed = _hypothesis(obs, budget, starting_ids, likelihood, hypotheses, once_unflagged, verdicts)
     if seed is not None:
         a, share = seed
         return done(
@@ -337,18 +333,20 @@ def propose(
 
 def _hypothesis(
     obs: PlainObservation,
+    budget: int,
     starting_ids: list[str],
     likelihood: Mapping[str, float],
-    hypotheses: Sequence[tuple[str, int]],
+    hypotheses: Sequence[tuple[str, int]] | None,
     once_unflagged: Collection[str],
     verdicts: Mapping[str, str],
 ) -> tuple[str, float] | None:
     """The starting account to flag as a hypothesis, with its share of the starting accounts'
-    total score (its chance to be the reported member if exactly one is), or None: something is
-    flagged, the report is unread, it is too early, or HYPOTHESES were tried."""
-    if obs.flagged_ids or len(hypotheses) >= HYPOTHESES:
+    total score (its chance to be the reported member if exactly one is), or None: the caller
+    records no hypotheses, something is flagged, the report is unread, it is too early, or
+    HYPOTHESES were tried."""
+    if hypotheses is None or obs.flagged_ids or len(hypotheses) >= HYPOTHESES:
         return None
-    if obs.step_count < HYPOTHESIS_AFTER * get_task(obs.task).max_steps:
+    if obs.step_count < HYPOTHESIS_AFTER * budget:
         return None
     if any(a not in likelihood for a in starting_ids):
         return None
