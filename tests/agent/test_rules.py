@@ -6,7 +6,7 @@ from agent_fixtures import observation, profile, ring_member
 
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
-from fakegang.tools.rules import engine
+from fakegang.tools.rules import engine, report_reader
 from fakegang.tools.rules.actions import parse_action
 from fakegang.tools.rules.engine import FLAG_AT, RULED_OUT, Proposal, propose, score_observation
 from fakegang.tools.rules.player import play_episode
@@ -191,8 +191,10 @@ def test_a_hypothesis_that_grew_a_core_is_not_dropped() -> None:
 
 
 def test_a_hypothesis_wins_a_round_the_rule_alone_loses(tmp_path, monkeypatch) -> None:
-    """Hard `mixed` campaign 133, round 0, with learning's starting weights: nothing reaches the
-    flag threshold, the hypothesis is the reported member and its core is the ring."""
+    """Hard `mixed` campaign 133, round 0, with learning's starting weights and without the
+    report reader (which finds this member itself: tests/agent/test_report_reader.py): nothing
+    reaches the flag threshold, the hypothesis is the reported member and its core is the ring."""
+    monkeypatch.setattr(report_reader, "posterior", lambda *_: None)
     memory = Memory(tmp_path / "memory.sqlite")
     weights = experience.latest_version(memory, "hard").as_rule_weights()
     yields = trace_yields.prior("hard", None)

@@ -11,6 +11,7 @@ from fakegang.cli.main import main
 from fakegang.report.learning import learning_section
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
+from fakegang.tools.rules import report_reader
 from fakegang.tools.rules.pivots import shipped_yields
 from fakegang_env.tactics import CHANNELS
 from fakegang_env.traces import TRACES
@@ -148,10 +149,11 @@ def test_campaign_refuses_bad_input_clearly(capsys):
     assert "embedded" in capsys.readouterr().err
 
 
-def test_a_hypothesis_from_the_report_through_the_graph(tmp_path):
-    """Hard `mixed` campaign 133, round 0, `prior`: nothing reaches the flag threshold, the rule's
-    hypothesis is played, recorded in the steps and held; the round is won (the in-process
-    player's twin is tests/agent/test_rules.py)."""
+def test_a_hypothesis_from_the_report_through_the_graph(tmp_path, monkeypatch):
+    """Hard `mixed` campaign 133, round 0, `prior`, without the report reader: nothing reaches
+    the flag threshold, the rule's hypothesis is played, recorded in the steps and held; the
+    round is won (the in-process player's twin is tests/agent/test_rules.py)."""
+    monkeypatch.setattr(report_reader, "posterior", lambda *_: None)
     db = tmp_path / "c.sqlite"
     argv = ["campaign", "--task", "hard", "--tactics", "mixed", "--campaigns", "133-133",
             "--rounds", "1", "--model", "fake", "--modes", "prior", "--no-progress",

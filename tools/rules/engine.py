@@ -27,6 +27,7 @@ from importlib import resources
 from typing import Any
 
 from fakegang.tools.rules import pivots as pivoting
+from fakegang.tools.rules import report_reader
 from fakegang.tools.rules.actions import format_action
 from fakegang.tools.rules.evidence import CaseView, frontier_features, profile_features
 from fakegang_env.schema import PlainObservation
@@ -137,7 +138,7 @@ def score_case(
         ids = list(view.profiles)
         probabilities = model.probabilities([profile_features(view, a) for a in ids])
         likelihood = dict(zip(ids, probabilities, strict=True))
-    likelihood = _rule_out(likelihood, ruled_out)
+    likelihood = _rule_out(_read_report(view, likelihood), ruled_out)
     frontier = {}
     known = sum(likelihood.values())
     baseline: float | None = None  # accounts nobody known points at share one score
@@ -160,6 +161,15 @@ def score_case(
         evidence = pivoting.pivot_evidence(view.obs, likelihood, found)
         frontier = pivoting.combine(frontier, evidence)
     return likelihood, frontier
+
+
+def _read_report(view: CaseView, likelihood: dict[str, float]) -> dict[str, float]:
+    """Each starting account scores at least the report reader's chance that it is the reported
+    member, once every starting account is inspected (tools/rules/report_reader.py)."""
+    found = report_reader.posterior(view.obs.task, view.profiles, sorted(view.starting))
+    if found is None:
+        return likelihood
+    return {a: max(p, found.get(a, 0.0)) for a, p in likelihood.items()}
 
 
 def _rule_out(likelihood: dict[str, float], ruled_out: Collection[str]) -> dict[str, float]:
