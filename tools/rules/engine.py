@@ -8,7 +8,9 @@ of being in the ring, which orders the exploration and decides when nothing wort
 
 Priority each step: before the first flag, inspect every starting account (the report an analyst
 starts from: one member at least, and look-alikes; committing to the first likely one sent the
-whole episode down an innocent community's traces) → flag the likeliest unflagged member
+whole episode down an innocent community's traces; once read, each starting account scores at
+least the report reader's chance that it is the reported member, tools/rules/report_reader.py)
+→ flag the likeliest unflagged member
 (p ≥ FLAG_AT; with as many flags as the task's largest ring, unflag the weakest instead when it is
 SWAP_MARGIN less likely) → unflag a flag the evidence no longer supports → pivot when a pivot pays
 more than an inspection → submit when the frontier is exhausted → inspect the likeliest frontier
@@ -163,6 +165,16 @@ def score_case(
     return likelihood, frontier
 
 
+def _flag_reason(obs: PlainObservation, starting_ids: list[str], account_id: str, p: float) -> str:
+    """Why the rule flags: the evidence, or the report reader when its share set the score."""
+    if account_id in starting_ids:
+        profiles = {q.account_id: q for q in obs.visible_accounts}
+        share = report_reader.posterior(obs.task, profiles, sorted(starting_ids))
+        if share is not None and share.get(account_id, 0.0) >= p:
+            return f"the report's likeliest member: {p:.2f} by the report reader"
+    return f"evidence score {p:.2f} from combined signals"
+
+
 def _read_report(view: CaseView, likelihood: dict[str, float]) -> dict[str, float]:
     """Each starting account scores at least the report reader's chance that it is the reported
     member, once every starting account is inspected (tools/rules/report_reader.py)."""
@@ -290,11 +302,8 @@ def propose(
     if rule_flag_candidates and rule_flag_candidates[0][0] >= FLAG_AT:
         p, a = rule_flag_candidates[0]
         if len(flagged) < ring_max:
-            return done(
-                format_action("flag", a),
-                flag_confidence(p),
-                f"evidence score {p:.2f} from combined signals",
-            )
+            why = _flag_reason(obs, starting_ids, a, p)
+            return done(format_action("flag", a), flag_confidence(p), why)
         if unflag_candidates and unflag_candidates[0][0] < p - SWAP_MARGIN:
             q, b = unflag_candidates[0]
             return done(
