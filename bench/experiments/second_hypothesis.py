@@ -19,8 +19,9 @@ shipped engine does not make:
   that is still the only flag N budget steps later is ruled out too.
 
 The engine's own hypothesis from the report (tools/rules/engine.py, `HYPOTHESIS_AFTER`) plays
-underneath unless `--plain-engine`: the figures in docs/design-decisions.md ("The second
-hypothesis, tried") were measured before it existed, and `--plain-engine` plays them again.
+underneath, and scores with the report reader (tools/rules/report_reader.py), unless
+`--plain-engine`: the figures in docs/design-decisions.md ("The second hypothesis, tried") were
+measured before either existed, and `--plain-engine` plays them again.
 `--strangers 0` never fires: the plain in-process player. Prints each mode's win rate and its
 firings: members in the dropped core, budget left, whether the seed was a member, the round won.
 """
@@ -62,7 +63,7 @@ class Hypotheses:
     strangers: float = 4.0
     seeds: int = 1
     patience: int | None = None
-    engine_hypotheses: bool = True  # False: the engine as it was before its own hypothesis
+    plain_engine: bool = False  # the engine before its own hypothesis and its report reader
     firings: list[dict] = field(default_factory=list)
 
     def play(
@@ -143,7 +144,9 @@ class Hypotheses:
         dropped = [a for a in flagged if a in ruled_out]
         if dropped:
             return format_action("unflag", dropped[0]), False
-        scores = score_observation(obs, starting, weights, yields, ruled_out)
+        scores = score_observation(
+            obs, starting, weights, yields, ruled_out, read_report=not self.plain_engine
+        )
         if ruled_out and not flagged and len(held) < self.seeds:
             likelihood = scores[0]
             left = [(likelihood[a], a) for a in starting if a in likelihood and a not in ruled_out]
@@ -158,14 +161,14 @@ class Hypotheses:
             unflagged=unflagged,
             pivot_yields=yields,
             llm_verdicts=held,
-            hypotheses=hypotheses if self.engine_hypotheses else None,
+            hypotheses=None if self.plain_engine else hypotheses,
         )
         return proposal.action, proposal.hypothesis
 
 
 def _job(args: tuple) -> dict:
-    *campaign_args, strangers, seeds, patience, engine_hypotheses = args
-    player = Hypotheses(strangers, seeds, patience, engine_hypotheses)
+    *campaign_args, strangers, seeds, patience, plain_engine = args
+    player = Hypotheses(strangers, seeds, patience, plain_engine)
     out = campaign_curves.campaign(*campaign_args, player=player.play)
     return {**out, "firings": player.firings}
 
@@ -205,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--plain-engine",
         action="store_true",
-        help="the engine without its own hypothesis from the report (the documented figures)",
+        help="the engine without its hypothesis and report reader (the documented figures)",
     )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", action="store_true")
@@ -223,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                 a.strangers,
                 a.seeds,
                 a.patience,
-                not a.plain_engine,
+                a.plain_engine,
             )
             for m in modes
             for c in a.campaigns

@@ -73,7 +73,7 @@ def test_a_friend_group_core_is_dropped_and_the_next_hypothesis_grown_from_the_r
     memory.close()
     yields = trace_yields.prior("hard", None)
     ep = Episode.for_round("hard", 101, 0, "diversified")
-    player = Hypotheses(strangers=4.0, seeds=1, engine_hypotheses=False)  # as measured
+    player = Hypotheses(strangers=4.0, seeds=1, plain_engine=True)  # as measured
     obs, starting = player.play(ep, weights, yields)
     [fired] = player.firings
     assert fired["members"] == 0 and len(fired["core"]) == 4 and fired["budget_left"] > 0
@@ -81,6 +81,6 @@ def test_a_friend_group_core_is_dropped_and_the_next_hypothesis_grown_from_the_r
     [seed] = fired["seeds"]
     assert seed in starting and seed not in fired["core"]
     assert seed in obs.flagged_ids  # held: the rule did not unflag it
-    off = Hypotheses(strangers=0.0, engine_hypotheses=False)
+    off = Hypotheses(strangers=0.0, plain_engine=True)
     plain, _ = off.play(Episode.for_round("hard", 101, 0, "diversified"), weights, yields)
     assert set(fired["core"]) <= set(plain.flagged_ids)  # without the check it kept that core

@@ -120,6 +120,8 @@ def score_case(
     weights: dict[str, Any] | None = None,
     yields: Mapping[str, float] | None = None,
     ruled_out: Collection[str] = (),
+    *,
+    read_report: bool = True,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """P(gang) for inspected accounts and for the uninspected frontier.
 
@@ -129,7 +131,8 @@ def score_case(
     episode (None: the shipped ones); an episode that never pivots scores exactly as before.
     `ruled_out` inspected accounts score RULED_OUT wherever the frontier and the pivots read
     them, so a hypothesis the policy dropped stops steering the exploration (the shipped policy
-    rules nothing out; bench/experiments/second_hypothesis.py tries it)."""
+    rules nothing out; bench/experiments/second_hypothesis.py tries it). `read_report` False
+    scores without the report reader (that experiment replays the engine from before it)."""
     weights = weights or load_weights()
     model = weights.get("profile_model")  # the learner of the current operator, if pinned
     if model is None:
@@ -140,7 +143,9 @@ def score_case(
         ids = list(view.profiles)
         probabilities = model.probabilities([profile_features(view, a) for a in ids])
         likelihood = dict(zip(ids, probabilities, strict=True))
-    likelihood = _rule_out(_read_report(view, likelihood), ruled_out)
+    if read_report:
+        likelihood = _read_report(view, likelihood)
+    likelihood = _rule_out(likelihood, ruled_out)
     frontier = {}
     known = sum(likelihood.values())
     baseline: float | None = None  # accounts nobody known points at share one score
@@ -196,8 +201,11 @@ def score_observation(
     weights: dict[str, Any] | None = None,
     yields: Mapping[str, float] | None = None,
     ruled_out: Collection[str] = (),
+    *,
+    read_report: bool = True,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    return score_case(CaseView.build(obs, starting_ids), weights, yields, ruled_out)
+    view = CaseView.build(obs, starting_ids)
+    return score_case(view, weights, yields, ruled_out, read_report=read_report)
 
 
 def propose(
