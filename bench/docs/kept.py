@@ -36,7 +36,11 @@ def load_kept(r: Results, name: str) -> Results:
 
 def measured(kept: list[Results], what: str = "Measured") -> str:
     days = sorted({k["measured_at"][:16].replace("T", " ") for k in kept})
-    when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1][11:]}"
+    if len(days) == 1:
+        when = days[0]
+    else:  # the end's date only when the span crosses a day
+        end = days[-1][11:] if days[-1][:10] == days[0][:10] else days[-1]
+        when = f"{days[0]} to {end}"
     commits = sorted({k["commit"] for k in kept if k.get("commit")})
     code = f", code at {', '.join(commits)}" if commits else ""
     return f"*{what} on {when} UTC ({kept[0]['machine']}{code}).*"

@@ -280,3 +280,15 @@ def test_the_cli_reference_has_every_command_and_the_http_one_every_route():
     http = (ROOT / "docs" / "reference" / "http.md").read_text()
     for path in _openapi()["paths"]:
         assert f"| `{path}` |" in http
+
+
+def test_a_span_of_kept_results_names_the_end_day_when_it_crosses_one():
+    from bench.docs.kept import measured
+
+    def kept(at: str) -> dict:
+        return {"measured_at": at, "machine": "2 cores", "commit": "abc1234"}
+
+    same = measured([kept("2026-12-06T20:43:00+00:00"), kept("2026-12-06T21:43:00+00:00")])
+    assert same == "*Measured on 2026-12-06 20:43 to 21:43 UTC (2 cores, code at abc1234).*"
+    across = measured([kept("2026-12-06T20:43:00+00:00"), kept("2026-12-07T12:45:00+00:00")])
+    assert "on 2026-12-06 20:43 to 2026-12-07 12:45 UTC" in across
