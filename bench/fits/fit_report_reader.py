@@ -36,14 +36,21 @@ HELD_OUT_BASE = 310_000
 TREES, DEPTH = 100, 3
 
 
-def report(job: tuple[str, int, str]) -> tuple[str, list[list[float]], list[int]]:
-    """One episode's report read: its tactics, the starting accounts' rows and labels."""
-    task, seed, tactics = job
+def read_report(task: str, seed: int, tactics: str) -> tuple[Episode, PlainObservation, list[str]]:
+    """An episode with every starting account inspected: the episode, its observation then and
+    the starting accounts."""
     ep = Episode(task, seed, tactics=tactics)
     obs = PlainObservation(**ep.observation())
     starting = list(obs.visible_account_ids)
     for a in starting:
         obs = PlainObservation(**ep.step("inspect", a, None))
+    return ep, obs, starting
+
+
+def report(job: tuple[str, int, str]) -> tuple[str, list[list[float]], list[int]]:
+    """One episode's report read: its tactics, the starting accounts' rows and labels."""
+    task, seed, tactics = job
+    ep, obs, starting = read_report(task, seed, tactics)
     profiles = {p.account_id: p for p in obs.visible_accounts}
     labels = [int(a == ep.network.reported_id) for a in starting]
     return tactics, report_reader.report_rows(profiles, starting), labels

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from agent_fixtures import observation, profile, ring_member
 
-from bench.fits.fit_report_reader import HELD_OUT_BASE, SEED_BASE, export, report
+from bench.fits.fit_report_reader import HELD_OUT_BASE, SEED_BASE, export, read_report, report
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules import report_reader
@@ -14,7 +14,6 @@ from fakegang.tools.rules.actions import parse_step
 from fakegang.tools.rules.engine import score_observation
 from fakegang.tools.rules.player import play_episode
 from fakegang_env.engine import Episode
-from fakegang_env.schema import PlainObservation
 from fakegang_env.tasks import get_task
 
 
@@ -29,15 +28,6 @@ def test_the_json_trees_score_as_scikit_learn_does() -> None:
     probe = rng.normal(size=(50, len(report_reader.FEATURES)))
     ours = [trees.score(row) for row in probe.tolist()]
     assert ours == pytest.approx(model.decision_function(probe).tolist(), abs=1e-9)
-
-
-def read_report(task: str, seed: int, tactics: str) -> tuple[Episode, PlainObservation, list[str]]:
-    ep = Episode(task, seed, tactics=tactics)
-    obs = PlainObservation(**ep.observation())
-    starting = list(obs.visible_account_ids)
-    for a in starting:
-        obs = PlainObservation(**ep.step("inspect", a, None))
-    return ep, obs, starting
 
 
 @pytest.mark.parametrize("tactics", ["diversified", "mixed", "classic"])

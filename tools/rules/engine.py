@@ -174,7 +174,7 @@ def _flag_reason(obs: PlainObservation, starting_ids: list[str], account_id: str
     """Why the rule flags: the evidence, or the report reader when its share set the score."""
     if account_id in starting_ids:
         profiles = {q.account_id: q for q in obs.visible_accounts}
-        share = report_reader.posterior(obs.task, profiles, sorted(starting_ids))
+        share = report_reader.posterior(obs.task, profiles, starting_ids)
         if share is not None and share.get(account_id, 0.0) >= p:
             return f"the report's likeliest member: {p:.2f} by the report reader"
     return f"evidence score {p:.2f} from combined signals"
@@ -183,7 +183,7 @@ def _flag_reason(obs: PlainObservation, starting_ids: list[str], account_id: str
 def _read_report(view: CaseView, likelihood: dict[str, float]) -> dict[str, float]:
     """Each starting account scores at least the report reader's chance that it is the reported
     member, once every starting account is inspected (tools/rules/report_reader.py)."""
-    found = report_reader.posterior(view.obs.task, view.profiles, sorted(view.starting))
+    found = report_reader.posterior(view.obs.task, view.profiles, list(view.starting))
     if found is None:
         return likelihood
     return {a: max(p, found.get(a, 0.0)) for a, p in likelihood.items()}

@@ -123,12 +123,14 @@ def posterior(
     """P(this is the reported member) for each starting account, summing to 1. None until every
     starting account is inspected, without a reader for `task`, or for a report of another size
     than the task's (the shares are a choice among the accounts of a report like those it was
-    fitted on; a hand-built case of one account would be certain of it)."""
+    fitted on; a hand-built case of one account would be certain of it). The same shares
+    whatever the order of `starting`."""
     trees = load(task)
     if trees is None or len(starting) != get_task(task).n_starting:
         return None
     if any(a not in profiles for a in starting):
         return None
+    starting = sorted(starting)
     scores = [trees.score(row) for row in report_rows(profiles, starting)]
     top = max(scores)
     weights = [math.exp(s - top) for s in scores]
