@@ -375,6 +375,7 @@ def test_step_numbering_in_the_url_the_stepper_and_fork_name_the_same_action(
     import re
     import shutil
 
+    from playwright.sync_api import expect
     from view_fixtures import run_cli
 
     from fakegang.view.episode import load_episode
@@ -388,7 +389,8 @@ def test_step_numbering_in_the_url_the_stepper_and_fork_name_the_same_action(
     assert page.inner_text("#step-counter").startswith(f"action #{k} · {shown}")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowLeft")
-    assert page.url.endswith(f"#step={k}")
+    # page.url follows the browser's history events, so it is awaited, not read at once
+    expect(page).to_have_url(re.compile(rf"#step={k}$"))
     command = page.inner_text("#fork-command")
     at = int(re.search(r"--at (\d+)", command).group(1))
     assert at == k and thread in command
