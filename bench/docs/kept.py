@@ -145,7 +145,10 @@ def render_adaptive_calibration(r: Results) -> str:
     head = ["task", "investigator", "win rate per round", "rounds 6-10", "survival first → last",
             "spread first → last"]  # fmt: skip
     lines = [
-        f"- {t['task']}: the pivoting perfect classifier wins "
+        f"- {t['task']}: `prior` wins **{pct(t['investigators']['prior']['win_late'])}** of "
+        f"rounds 6-10, target ≤ {pct(t['targets']['prior_late_at_most'])}: "
+        f"{'met' if t['targets']['prior_late_met'] else '**not met**'}; "
+        f"the pivoting perfect classifier wins "
         f"**{pct(t['perfect_pivoting_on_prior_playbooks'])}** of the playbooks the operator "
         f"reached against `prior` (target ≥ {pct(t['targets']['perfect_at_least'])}); "
         f"generating a round takes {t['generate_ms_median']} ms CPU and deciding a move "
@@ -157,8 +160,8 @@ def render_adaptive_calibration(r: Results) -> str:
     if speed:  # the generator's own cost, unchanged by the operator, on a quiet machine
         lines.append(
             f"- For comparison, `make bench` (tactics_speed section, {r['date'][:10]}) "
-            f"generated a hard `mixed` network in {speed['median_ms']} ms (median): the "
-            "generation times above are the same generator, measured on a busier machine."
+            f"generated a hard `mixed` network in {speed['median_ms']} ms (median), with the "
+            "same generator."
         )
     a, b = k["tasks"][0]["campaigns"]
     text = (

@@ -101,17 +101,6 @@ def test_the_learner_is_pinned_with_its_version_and_bounded(memory, monkeypatch)
     )
 
 
-def test_masked_copies_hide_one_trait_per_member_row():
-    rows = [({"photo": 1.0, "log_age": 0.1}, 1, 1.0), ({"photo": 0.0, "log_age": 0.9}, 0, 1.0)]
-    rows += [({"photo": 0.9, "log_age": 0.2}, 1, 0.5)]
-    masked = operator_model.masked_rows(rows)
-    assert len(masked) == 2 and all(label == 1 for _, label, _ in masked)
-    assert masked[0][0]["photo"] == 0.0  # content first: the innocents' median
-    ip_hidden = {**rows[2][0], "log_shared_ip": 0.0, "core_ip": 0.0}  # then the IP block
-    assert masked[1][0] == ip_hidden
-    assert masked[1][2] == 0.5 * operator_model.MASKED_WEIGHT
-
-
 @pytest.mark.slow
 def test_learning_beats_the_frozen_prior_on_adaptive_campaigns(tmp_path):
     """The training run's hard phase as `make bench` plays it (adaptive campaign 1000, 15

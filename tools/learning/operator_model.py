@@ -11,9 +11,13 @@ evidence vectors). This model is fitted on those rows after each debrief:
   show drift), so with few rows the trees add little and the prior speaks;
 - **recent rounds weigh more** (the experience's recency weights), and rows from before the last
   drift (tools/learning/drift.py) are down-weighted by `STALE_WEIGHT`;
-- **an operator who hides what got it caught**: every member row appears once more with one trait
-  (`TRAITS`, in turn) replaced by what innocents show there, so no single trait carries the model
-  and the next round's hidden channel does not blind it.
+- **leaves of at least `MIN_LEAF` rows**: a debrief's innocents include look-alike crowds (a
+  friend group, a campus), and smaller leaves learn one crowd's quirks and flag its neighbours
+  next round.
+
+Member rows are no longer copied with one trait masked. The copies taught the trees that a
+member may lack any one trait; since the report reader finds the first member, they mostly
+flagged innocents who lacked one (docs/design-decisions.md, "The learner without masked copies").
 
 A fitted model is stored with its weights version (`operator_models`), so an episode that pins
 the version scores with the same trees on resume, replay and fork. It is serialised with pickle
@@ -51,9 +55,7 @@ TRAITS: dict[str, tuple[str, tuple[str, ...]]] = {
 TREES = 40
 DEPTH = 3
 LEARNING_RATE = 0.1
-MIN_LEAF = 20
-#: The weight of a member row's masked copy, relative to the row itself.
-MASKED_WEIGHT = 1.0
+MIN_LEAF = 40
 #: Rows of episodes before the last drift count this much (not zero: the old regime may return).
 STALE_WEIGHT = 0.1
 #: A trait whose members-vs-innocents AUC is at least this still betrays the ring; at most
@@ -112,27 +114,6 @@ def _matrix(names: Sequence[str], feats: Sequence[Mapping[str, float]]) -> np.nd
     return np.array([[float(f.get(n, 0.0)) for n in names] for f in feats], dtype=float)
 
 
-def masked_rows(rows: Sequence[Row]) -> list[Row]:
-    """Each member row again with one trait set to the innocents' median there: the traits in
-    turn, row after row (one copy per row keeps the fit fast; over a debrief every trait is
-    masked on some members)."""
-    innocents = [f for f, label, _ in rows if label == 0]
-    if not innocents:
-        return []
-    features = sorted({n for _, names in TRAITS.values() for n in names})
-    median = {n: float(np.median([f.get(n, 0.0) for f in innocents])) for n in features}
-    traits = list(TRAITS.values())
-    out: list[Row] = []
-    for f, label, w in rows:
-        if label != 1:
-            continue
-        _, names = traits[len(out) % len(traits)]
-        masked = dict(f)
-        masked.update({n: median[n] for n in names})
-        out.append((masked, 1, w * MASKED_WEIGHT))
-    return out
-
-
 def fit(rows: Sequence[Row], typical: Mapping[str, float]) -> OperatorModel | None:
     """Boosted trees on labelled rows on top of the `typical` logistic weights (None when the
     rows hold one class only: nothing to learn apart)."""
@@ -141,10 +122,9 @@ def fit(rows: Sequence[Row], typical: Mapping[str, float]) -> OperatorModel | No
     from sklearn.ensemble import GradientBoostingClassifier  # lazy: sklearn imports scipy
 
     names = sorted(k for k in typical if k != "bias")
-    data = list(rows) + masked_rows(rows)
-    x = _matrix(names, [f for f, _, _ in data])
-    y = np.array([label for _, label, _ in data])
-    sw = np.array([w for _, _, w in data], dtype=float)
+    x = _matrix(names, [f for f, _, _ in rows])
+    y = np.array([label for _, label, _ in rows])
+    sw = np.array([w for _, _, w in rows], dtype=float)
     booster = GradientBoostingClassifier(
         n_estimators=TREES,
         max_depth=DEPTH,
