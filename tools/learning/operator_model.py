@@ -11,13 +11,12 @@ evidence vectors). This model is fitted on those rows after each debrief:
   show drift), so with few rows the trees add little and the prior speaks;
 - **recent rounds weigh more** (the experience's recency weights), and rows from before the last
   drift (tools/learning/drift.py) are down-weighted by `STALE_WEIGHT`;
-- **leaves of at least `MIN_LEAF` rows**: a debrief's innocents include look-alike crowds (a
-  friend group, a campus), and smaller leaves learn one crowd's quirks and flag its neighbours
-  next round.
+- **leaves of at least `MIN_LEAF` rows**: a debrief holds a few dozen rows, and smaller leaves
+  fit the look-alike crowd of one round rather than the operator.
 
-Member rows are no longer copied with one trait masked. The copies taught the trees that a
-member may lack any one trait; since the report reader finds the first member, they mostly
-flagged innocents who lacked one (docs/design-decisions.md, "The learner without masked copies").
+No member row is copied with a trait masked: the report reader finds the first member, and such
+copies mostly scored innocents who lacked one trait as members (docs/design-decisions.md, "The
+learner without masked copies").
 
 A fitted model is stored with its weights version (`operator_models`), so an episode that pins
 the version scores with the same trees on resume, replay and fork. It is serialised with pickle
