@@ -2,9 +2,11 @@
 
 One table, one place: `COSTS` gives each channel the operator controls its price for going from
 the blatant ring (strength 1) to the fully hidden one (strength 0), with why it costs that; a
-channel at strength s costs `cost * (1 - s)`. `BUDGET` is about what the dearest named
-generation (`diversified`) spends, and well under half the price of hiding everything, so every
-playbook the operator can afford still leaves most channels carrying evidence.
+channel at strength s costs `cost * (1 - s)`. `BUDGET` is just under half the price of hiding
+everything, so every playbook the operator can afford still leaves most channels carrying
+evidence. It is a little more than the dearest named generation (`diversified`) spends: at that
+spend the few playbooks that blind a fixed detector sit too close together for ten rounds of
+takedowns to find them (docs/design-decisions.md, "An evasion budget of just under half").
 
 `evasion` (the ring's mid-episode adaptation) is not for sale: it is the task's own behaviour, and
 the adaptive operator plays it at full strength like every named generation.
@@ -42,8 +44,8 @@ COSTS: dict[str, ChannelCost] = {
 FIXED_CHANNELS: tuple[str, ...] = tuple(c for c in CHANNELS if c not in COSTS)
 #: The channels the operator may weaken, in `CHANNELS` order.
 SPENDABLE: tuple[str, ...] = tuple(c for c in CHANNELS if c in COSTS)
-#: What one round's playbook may cost: about `diversified` (2.14), well under hiding all (5.3).
-BUDGET = 2.2
+#: What one round's playbook may cost: just under half of hiding every channel (5.3).
+BUDGET = 2.6
 
 
 def cost(channels: Mapping[str, float]) -> float:

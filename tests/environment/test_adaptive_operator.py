@@ -37,12 +37,12 @@ def _round(state: OperatorState, flag_share: float, pick: random.Random):
 def test_budget_table_prices_every_channel_but_evasion_and_never_affords_everything():
     assert set(SPENDABLE) | set(FIXED_CHANNELS) == set(CHANNELS) and FIXED_CHANNELS == ("evasion",)
     assert all(p.reason and p.cost > 0 for p in COSTS.values())
-    assert cost(dict.fromkeys(CHANNELS, 0.0)) > 2 * BUDGET  # hiding every channel: unaffordable
-    # about what a named generation weakens: the dearest one fits, with little to spare
+    # under half of hiding every channel, and every named generation fits with a little to spare
+    assert cost(dict.fromkeys(CHANNELS, 0.0)) > 2 * BUDGET
     assert (
         max(cost(g.channels) for g in GENERATIONS.values())
         <= BUDGET
-        < 1.1 * cost(GENERATIONS["diversified"].channels)
+        < 1.25 * cost(GENERATIONS["diversified"].channels)
     )
 
 
