@@ -18,6 +18,10 @@ round's playbook by a survival-driven local search, in the spirit of the evolved
   (fakegang_env/evasion_budget.py) a move over budget restores another weakened channel: the one
   whose weakness bought the least survival so far (mean survival of the rounds it was weak,
   against the rounds it was strong: a bandit's running credit per channel).
+- **Spend what is left.** Budget a move leaves unspent goes on further channels, the most
+  betraying first, until no other fits: money kept back protects nobody, and a playbook with
+  room to spare is one a fixed detector still reads
+  (docs/design-decisions.md, "An operator who spends its budget").
 
 A single round's survival is a noisy signal (one network, one investigation), so the search keeps
 no "best playbook" to return to: the per-channel credit pools every round instead.
@@ -31,11 +35,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fakegang_env.evasion_budget import BUDGET, SPENDABLE, cost
+from fakegang_env.evasion_budget import BUDGET, SPENDABLE, cost, fits
 from fakegang_env.network import Network
 from fakegang_env.tactics import ADAPTIVE, CHANNELS, Playbook
 from fakegang_env.takedowns import exposure
@@ -201,28 +205,55 @@ def after_round(
     probe = rng.randrange(EXPLORE_EVERY) == 0
     candidates = [c for c in SPENDABLE if played[c] > 0.0]
     exposed = exposure(net, taken)
+
+    def rank(c: str) -> tuple[float, float, float]:
+        """The most betraying channel first; then the most promising; then the seeded draw."""
+        return (round(exposed[c].betrayal, 1), _promise(stats, c), tie[c])
+
     if probe:
         channel = candidates[int(tie[SPENDABLE[0]] * len(candidates))]
         why = f"a seeded random probe (1 move in {EXPLORE_EVERY})"
     else:
-        channel = max(
-            candidates,
-            key=lambda c: (round(exposed[c].betrayal, 1), _promise(stats, c), tie[c]),
-        )
+        channel = max(candidates, key=rank)
         why = exposed[channel].sentence()
     new = dict(played)
     new[channel] = round(max(0.0, played[channel] - STEP), 4)
     parts = [f"weakened {_label(channel)} {played[channel]:.2f}→{new[channel]:.2f}: {why}"]
-    restored = []
+    restored: dict[str, str] = {}
     while cost(new) > BUDGET:
         payers = [d for d in SPENDABLE if new[d] < 1.0 and d != channel]
         d = min(payers, key=lambda x: (round(_protection(stats, x), 6), tie[x]))
         before = new[d]
         new[d] = round(min(1.0, new[d] + STEP), 4)
-        restored.append(f"{_label(d)} {before:.2f}→{new[d]:.2f}")
+        restored[d] = f"{_label(d)} {before:.2f}→{new[d]:.2f}"
     if restored:
-        parts.append(f"paid by restoring {', '.join(restored)}")
+        parts.append(f"paid by restoring {', '.join(restored.values())}")
+    spent = _spend_left(new, {channel, *restored}, rank)
+    if spent:
+        parts.append(f"spent what was left on {', '.join(spent)}")
     return report, _next(state, new, "; ".join(parts), channel, stats)
+
+
+def _spend_left(
+    playbook: dict[str, float], keep_out: Collection[str], rank: Callable[[str], Any]
+) -> list[str]:
+    """Weaken further channels (not `keep_out`: the move's own and those it restored to pay),
+    best `rank` first, while one still fits the budget; `playbook` changes in place. Returns
+    what was spent, as 'renames 1.00→0.00'."""
+    spent = []
+    while True:
+        room = [
+            c
+            for c in SPENDABLE
+            if playbook[c] > 0.0
+            and c not in keep_out
+            and fits({**playbook, c: max(0.0, playbook[c] - STEP)})
+        ]
+        if not room:
+            return spent
+        c = max(room, key=rank)
+        before, playbook[c] = playbook[c], round(max(0.0, playbook[c] - STEP), 4)
+        spent.append(f"{_label(c)} {before:.2f}→{playbook[c]:.2f}")
 
 
 def _next(

@@ -104,14 +104,18 @@ def test_the_learner_is_pinned_with_its_version_and_bounded(memory, monkeypatch)
 @pytest.mark.slow
 def test_learning_beats_the_frozen_prior_on_adaptive_campaigns(tmp_path):
     """The training run's hard phase as `make bench` plays it (adaptive campaign 1000, 15
-    rounds): the frozen prior loses late rounds to the operator's moves, learning wins them.
-    The figures are reported on campaigns 0-19 (docs/campaigns.md)."""
-    won = {
-        mode: [
-            r["won"] for r in campaign("hard", "adaptive", 1000, 15, mode, str(tmp_path))["rounds"]
-        ]
+    rounds) and the two campaigns after it: learning wins at least as many rounds as the frozen
+    prior on each and clearly more in all. The figures are reported on campaigns 0-19
+    (docs/campaigns.md)."""
+    wins = {
+        (c, mode): sum(
+            r["won"] for r in campaign("hard", "adaptive", c, 15, mode, str(tmp_path))["rounds"]
+        )
+        for c in (1000, 1001, 1002)
         for mode in ("prior", "learning")
     }
-    assert sum(won["learning"]) >= sum(won["prior"]) + 2
-    lost_by_prior = [k for k, w in enumerate(won["prior"]) if not w]
-    assert all(won["learning"][k] for k in lost_by_prior) and min(lost_by_prior) >= 5
+    per_mode = {
+        m: sum(v for (_, mode), v in wins.items() if mode == m) for m in ("prior", "learning")
+    }
+    assert all(wins[c, "learning"] >= wins[c, "prior"] for c in (1000, 1001, 1002)), wins
+    assert per_mode["learning"] >= per_mode["prior"] + 3, wins

@@ -94,6 +94,29 @@ def test_the_budget_is_never_exceeded_whatever_the_takedowns(campaign, task, sha
         assert all(state.playbook[c] == 1.0 for c in FIXED_CHANNELS)
 
 
+def test_a_move_spends_what_the_budget_has_left_and_says_so():
+    """After a move no channel but the ones it restored to pay could still be weakened: an
+    operator with money left over hides more."""
+    moved = spent = 0
+    for campaign in range(12):
+        state, pick = opening("hard", campaign), random.Random(campaign)
+        for _ in range(3):
+            played = state.playbook
+            _, state, _ = _round(state, 1.0, pick)
+            if state.move is None:
+                continue
+            moved += 1
+            spent += "spent what was left on " in state.reason
+            still_weakenable = [
+                c
+                for c in SPENDABLE
+                if 0.0 < state.playbook[c] <= played[c]
+                and fits({**state.playbook, c: max(0.0, state.playbook[c] - 1.0)})
+            ]
+            assert still_weakenable == [], (state.playbook, state.reason)
+    assert moved >= 30 and spent >= 10
+
+
 def test_nothing_about_the_playbook_shows_before_the_round_ends():
     state = opening("medium", 5)
     ep = Episode.for_adaptive_round(state, seal=lambda s: seal(s, KEY))
