@@ -71,6 +71,16 @@ def _label(channel: str) -> str:
     return channel.replace("_", " ")
 
 
+def _lowered(level: float) -> float:
+    """A channel's strength after one move weakens it."""
+    return round(max(0.0, level - STEP), 4)
+
+
+def _change(channel: str, before: float, after: float) -> str:
+    """'renames 1.00→0.00': one channel's change, as a move's line says it."""
+    return f"{_label(channel)} {before:.2f}→{after:.2f}"
+
+
 def _rounded(channels: Mapping[str, float]) -> dict[str, float]:
     return {c: round(float(channels[c]), 4) for c in CHANNELS}
 
@@ -217,15 +227,15 @@ def after_round(
         channel = max(candidates, key=rank)
         why = exposed[channel].sentence()
     new = dict(played)
-    new[channel] = round(max(0.0, played[channel] - STEP), 4)
-    parts = [f"weakened {_label(channel)} {played[channel]:.2f}→{new[channel]:.2f}: {why}"]
+    new[channel] = _lowered(played[channel])
+    parts = [f"weakened {_change(channel, played[channel], new[channel])}: {why}"]
     restored: dict[str, str] = {}
     while cost(new) > BUDGET:
         payers = [d for d in SPENDABLE if new[d] < 1.0 and d != channel]
         d = min(payers, key=lambda x: (round(_protection(stats, x), 6), tie[x]))
         before = new[d]
         new[d] = round(min(1.0, new[d] + STEP), 4)
-        restored[d] = f"{_label(d)} {before:.2f}→{new[d]:.2f}"
+        restored[d] = _change(d, before, new[d])
     if restored:
         parts.append(f"paid by restoring {', '.join(restored.values())}")
     spent = _spend_left(new, {channel, *restored}, rank)
@@ -247,13 +257,13 @@ def _spend_left(
             for c in SPENDABLE
             if playbook[c] > 0.0
             and c not in keep_out
-            and fits({**playbook, c: max(0.0, playbook[c] - STEP)})
+            and fits({**playbook, c: _lowered(playbook[c])})
         ]
         if not room:
             return spent
         c = max(room, key=rank)
-        before, playbook[c] = playbook[c], round(max(0.0, playbook[c] - STEP), 4)
-        spent.append(f"{_label(c)} {before:.2f}→{playbook[c]:.2f}")
+        before, playbook[c] = playbook[c], _lowered(playbook[c])
+        spent.append(_change(c, before, playbook[c]))
 
 
 def _next(
