@@ -6,7 +6,17 @@ import numpy as np
 import pytest
 from agent_fixtures import observation, profile, ring_member
 
-from bench.fits.fit_report_reader import HELD_OUT_BASE, SEED_BASE, export, read_report, report
+from bench.fits.fit_report_reader import (
+    ADAPTIVE_ROUNDS,
+    HELD_OUT_BASE,
+    HELD_OUT_CAMPAIGNS,
+    SEED_BASE,
+    adaptive_reports,
+    export,
+    read_report,
+    reading_with,
+    report,
+)
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules import report_reader
@@ -14,6 +24,7 @@ from fakegang.tools.rules.actions import parse_step
 from fakegang.tools.rules.engine import score_observation
 from fakegang.tools.rules.player import play_episode
 from fakegang_env.engine import Episode
+from fakegang_env.tactics import ADAPTIVE
 from fakegang_env.tasks import get_task
 
 
@@ -93,3 +104,29 @@ def test_a_member_nothing_else_betrays_is_flagged_once_the_report_is_read(tmp_pa
     assert "by the report reader" in flags[0][2]
     assert all("report reader" not in why for _, _, why in flags[1:])
     assert played["won"]
+
+
+def test_reading_with_swaps_one_task_s_reader_for_the_block() -> None:
+    shipped = report_reader.load
+    flat = {"init": 0.25, "rate": 0.1, "trees": []}
+    with reading_with("hard", flat):
+        assert report_reader.load("hard").score([0.0] * len(report_reader.FEATURES)) == 0.25
+        assert report_reader.load("medium") is shipped("medium")
+    assert report_reader.load is shipped
+
+
+def test_the_shipped_reader_reads_the_rounds_an_adaptive_operator_reaches() -> None:
+    """Campaigns past the fit's held-out campaigns, played by `prior` (whose takedowns steer the
+    operator): one report per round, one member each, and the shipped hard reader finds it."""
+    trees = report_reader.load("hard")
+    assert trees is not None
+    first, reports = 0, []
+    for c in range(HELD_OUT_CAMPAIGNS.stop + 100, HELD_OUT_CAMPAIGNS.stop + 103):
+        played = adaptive_reports(("hard", c, "prior", trees.to_dict()))
+        assert len(played) == ADAPTIVE_ROUNDS
+        reports += played
+    for name, rows, labels in reports:
+        assert name == ADAPTIVE and sum(labels) == 1
+        scores = [trees.score(r) for r in rows]
+        first += labels[scores.index(max(scores))]
+    assert first >= 27  # of 30
