@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from agent_fixtures import observation, profile, ring_member
@@ -17,6 +19,9 @@ from bench.fits.fit_report_reader import (
     reading_with,
     report,
 )
+from bench.fits.fit_report_reader import (
+    main as fit_main,
+)
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
 from fakegang.tools.rules import report_reader
@@ -24,7 +29,7 @@ from fakegang.tools.rules.actions import parse_step
 from fakegang.tools.rules.engine import score_observation
 from fakegang.tools.rules.player import play_episode
 from fakegang_env.engine import Episode
-from fakegang_env.tactics import ADAPTIVE
+from fakegang_env.tactics import ADAPTIVE, TACTICS_NAMES
 from fakegang_env.tasks import get_task
 
 
@@ -130,3 +135,18 @@ def test_the_shipped_reader_reads_the_rounds_an_adaptive_operator_reaches() -> N
         scores = [trees.score(r) for r in rows]
         first += labels[scores.index(max(scores))]
     assert first >= 27  # of 30
+
+
+def test_a_fit_of_some_tasks_keeps_the_others_and_records_its_command(tmp_path) -> None:
+    out = tmp_path / "report_reader.json"
+    kept = {"model": {"init": 0.0, "rate": 0.1, "trees": []}, "command": "an earlier fit"}
+    out.write_text(json.dumps({"tasks": {"hard": kept}}))
+    argv = ["--tasks", "easy", "--episodes", "1", "--held-out", "1", "--adaptive"]
+    assert fit_main([*argv, "--workers", "1", "--out", str(out)]) == 0
+    tasks = json.loads(out.read_text())["tasks"]
+    assert tasks["hard"] == kept
+    assert tasks["easy"]["command"].startswith(
+        "python bench/fits/fit_report_reader.py --tasks easy"
+    )
+    assert report_reader.Trees.from_dict(tasks["easy"]["model"]).trees
+    assert set(tasks["easy"]["held_out_top1"]) == set(TACTICS_NAMES)

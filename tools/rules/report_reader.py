@@ -6,8 +6,9 @@ its profile as a whole still stands out among a dozen accounts: it follows many 
 which follow it back, and posts little. The evidence model scores an account for being in the
 ring anywhere in the network; this model answers the report's narrower question, which one of
 these accounts is the member, as a softmax over the starting accounts of boosted-tree scores.
-bench/fits/fit_report_reader.py fits it with scikit-learn on training seeds and writes its trees
-to tools/rules/report_reader.json.
+bench/fits/fit_report_reader.py fits it with scikit-learn on training seeds (on hard also on the
+rounds an adaptive operator reaches in training campaigns: its playbooks are chosen to survive a
+reader) and writes its trees to tools/rules/report_reader.json.
 
 The trees are stored as JSON, not pickled: a shipped model must load under every scikit-learn the
 package accepts, and a pickle loads only under the version that wrote it. Evaluating them is the
