@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from agent_fixtures import observation, profile, ring_member
 
+from bench.fits import fit_report_reader
 from bench.fits.fit_report_reader import (
     ADAPTIVE_ROUNDS,
     HELD_OUT_BASE,
@@ -18,9 +19,6 @@ from bench.fits.fit_report_reader import (
     read_report,
     reading_with,
     report,
-)
-from bench.fits.fit_report_reader import (
-    main as fit_main,
 )
 from fakegang.tools.learning import experience, trace_yields
 from fakegang.tools.memory.store import Memory
@@ -142,7 +140,7 @@ def test_a_fit_of_some_tasks_keeps_the_others_and_records_its_command(tmp_path) 
     kept = {"model": {"init": 0.0, "rate": 0.1, "trees": []}, "command": "an earlier fit"}
     out.write_text(json.dumps({"tasks": {"hard": kept}}))
     argv = ["--tasks", "easy", "--episodes", "1", "--held-out", "1", "--adaptive"]
-    assert fit_main([*argv, "--workers", "1", "--out", str(out)]) == 0
+    assert fit_report_reader.main([*argv, "--workers", "1", "--out", str(out)]) == 0
     tasks = json.loads(out.read_text())["tasks"]
     assert tasks["hard"] == kept
     assert tasks["easy"]["command"].startswith(
