@@ -105,10 +105,9 @@ def test_the_learner_is_pinned_with_its_version_and_bounded(memory, monkeypatch)
 def test_learning_beats_the_frozen_prior_on_adaptive_campaigns(tmp_path):
     """The training run's hard phase as `make bench` plays it (adaptive campaign 1000, 15
     rounds) and the two campaigns after it: learning wins clearly more rounds than the frozen
-    prior in all, and at least as many on most. Not on each: since the report reader met the
-    operator, campaign 1002 gives prior 7 and learning 5 (docs/design-decisions.md, "A report
-    reader that has met the operator"). The figures are reported on campaigns 0-19
-    (docs/campaigns.md)."""
+    prior in all, and at least as many on most: not on each since the report reader met the
+    operator (docs/design-decisions.md, "A report reader that has met the operator"). The
+    figures are reported on campaigns 0-19 (docs/campaigns.md)."""
     campaigns = (1000, 1001, 1002)
     wins = {
         (c, mode): sum(
